@@ -1,0 +1,90 @@
+#pragma once
+
+#include <mpi.h>
+
+#include <functional>
+
+#include "rbc/comm.hpp"
+#include "rbc/request.hpp"
+
+namespace rbc {
+
+// Collectives on a RangeComm, each blocking and nonblocking, in MPI's argument order. All
+// members call them in the same order (as in MPI); nonblocking ones may overlap each other, also
+// on different communicators that share ranks. Any root, any communicator size (1 included),
+// derived datatypes and user-defined MPI_Ops (non-commutative ones are combined in rank order).
+// Binomial trees throughout: O(alpha log p) for small messages.
+
+void bcast(void* buf, int count, MPI_Datatype type, int root, const RangeComm& comm);
+Request ibcast(void* buf, int count, MPI_Datatype type, int root, const RangeComm& comm);
+
+void reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
+            const RangeComm& comm);
+Request ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                int root, const RangeComm& comm);
+
+void allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+               const RangeComm& comm);
+Request iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                   const RangeComm& comm);
+
+// Inclusive prefix: rank i gets x_0 op ... op x_i.
+void scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+          const RangeComm& comm);
+Request iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+              const RangeComm& comm);
+
+// Exclusive prefix: rank i gets x_0 op ... op x_{i-1}; recvbuf of rank 0 is left untouched.
+void exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+            const RangeComm& comm);
+Request iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                const RangeComm& comm);
+
+// Inclusive prefix into recvbuf and, on every rank, the total x_0 op ... op x_{p-1} into
+// totalbuf, in one up-and-down sweep (no separate broadcast).
+void scan_and_bcast(const void* sendbuf, void* recvbuf, void* totalbuf, int count,
+                    MPI_Datatype type, MPI_Op op, const RangeComm& comm);
+Request iscan_and_bcast(const void* sendbuf, void* recvbuf, void* totalbuf, int count,
+                        MPI_Datatype type, MPI_Op op, const RangeComm& comm);
+
+// recvbuf/recvcount/displs matter only at the root (recvcount is per rank, as in MPI).
+void gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+            int recvcount, MPI_Datatype recvtype, int root, const RangeComm& comm);
+Request igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, const RangeComm& comm);
+
+void gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+             const int* recvcounts, const int* displs, MPI_Datatype recvtype, int root,
+             const RangeComm& comm);
+Request igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 const int* recvcounts, const int* displs, MPI_Datatype recvtype, int root,
+                 const RangeComm& comm);
+
+void allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+               int recvcount, MPI_Datatype recvtype, const RangeComm& comm);
+Request iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   int recvcount, MPI_Datatype recvtype, const RangeComm& comm);
+
+void allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                const int* recvcounts, const int* displs, MPI_Datatype recvtype,
+                const RangeComm& comm);
+Request iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    const int* recvcounts, const int* displs, MPI_Datatype recvtype,
+                    const RangeComm& comm);
+
+void barrier(const RangeComm& comm);
+Request ibarrier(const RangeComm& comm);
+
+// Merges two adjacent sorted runs [first, middle) and [middle, last) of packed elements in place.
+using Merger = std::function<void(void* first, void* middle, void* last)>;
+
+// Merging gather: every rank contributes a sorted sequence of `sendcount` elements; the root
+// receives all of them as one sorted sequence of `recvcount` elements (the total, which the
+// root must know). Merging happens inside the tree, so the root does O(log p) merges of
+// already-merged runs. `type` must have no gaps (its size equals its extent).
+void gatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount, MPI_Datatype type,
+             int root, const Merger& merge, const RangeComm& comm);
+Request igatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount,
+                 MPI_Datatype type, int root, Merger merge, const RangeComm& comm);
+
+}  // namespace rbc

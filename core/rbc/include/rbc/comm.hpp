@@ -1,0 +1,78 @@
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <utility>
+
+#include "rbc/range.hpp"
+
+namespace rbc {
+
+namespace detail {
+class Sequencer;
+}
+
+// Tags users may pass to RBC point-to-point calls: 0..max_user_tag. The remaining bits of the
+// 31-bit MPI tag carry the communicator's context, so equal user tags on different communicators
+// (even ones overlapping in many ranks) never match each other.
+inline constexpr int max_user_tag = (1 << 13) - 1;
+
+// A communicator over a strided range of ranks of an MPI communicator.
+//
+// Creating one (from_mpi, split, janus_split) is O(1) time and memory and sends no message: each
+// member derives the new context from the parent's context and the range. A caller outside the
+// requested range gets a communicator whose is_member() is false; every operation on it throws.
+// Copies are handles to the same communicator (they share its collective sequence).
+class RangeComm {
+ public:
+  // Not a member of anything; is_member() is false.
+  RangeComm() = default;
+
+  // All ranks of `comm`. Local, no communication. Throws rbc::Error if the MPI library's
+  // MPI_TAG_UB is below 2^31 - 1 (RBC needs the full tag space; Open MPI and SMPI provide it).
+  static RangeComm from_mpi(MPI_Comm comm);
+
+  // Members first..last (stride) of this communicator, in this communicator's ranks. Only
+  // members of the new range need to call it; others get a non-member communicator.
+  RangeComm split(int first, int last, int stride = 1) const;
+
+  // The two halves of a janus split: 0..left_last and right_first..size()-1, which may overlap
+  // (right_first <= left_last). The caller gets both, and is a member of one or of both.
+  std::pair<RangeComm, RangeComm> janus_split(int left_last, int right_first) const;
+
+  bool is_member() const { return rank_ >= 0; }
+  int rank() const;
+  int size() const;
+  // The members as ranks of mpi_comm().
+  const Range& range() const;
+  int first() const { return range().first(); }
+  int last() const { return range().last(); }
+  int stride() const { return range().stride(); }
+
+  MPI_Comm mpi_comm() const { return mpi_comm_; }
+  // Rank in mpi_comm() of member `rank` (throws if out of range).
+  int mpi_rank(int rank) const { return range().at(rank); }
+  // Member rank of an mpi_comm() rank, or -1.
+  int rank_of_mpi(int mpi_rank) const { return range().rank_of(mpi_rank); }
+
+  // Identifies the communicator within its MPI communicator's tag space (17 bits), computed
+  // from the parent's context and the range.
+  std::uint32_t context() const { return context_; }
+
+  // Internal: per-communicator collective sequence shared by copies.
+  detail::Sequencer& sequencer() const;
+
+ private:
+  RangeComm(MPI_Comm comm, Range range, int rank, std::uint32_t context);
+  void require_member() const;
+
+  MPI_Comm mpi_comm_ = MPI_COMM_NULL;
+  Range range_{0, 0, 1};
+  int rank_ = -1;
+  std::uint32_t context_ = 0;
+  std::shared_ptr<detail::Sequencer> sequencer_;
+};
+
+}  // namespace rbc

@@ -1,0 +1,54 @@
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "rbc/status.hpp"
+
+namespace rbc {
+
+namespace detail {
+class Operation;
+}
+
+// A started nonblocking operation (point-to-point or collective). Move-only. Progress happens
+// inside test() and wait() (and the *_all/any helpers), as in MPI without a progress thread.
+// Destroying a request that has not completed waits for it, so buffers are never released
+// under a running operation.
+class Request {
+ public:
+  Request();
+  explicit Request(std::unique_ptr<detail::Operation> op);
+  Request(Request&&) noexcept;
+  Request& operator=(Request&&) noexcept;
+  Request(const Request&) = delete;
+  Request& operator=(const Request&) = delete;
+  ~Request();
+
+  // Advances the operation without blocking; true once it has completed locally.
+  bool test();
+  // Blocks until complete. Blocks in MPI (not a busy loop) so simulated time can advance.
+  void wait();
+  // True if there is no operation or it has completed.
+  bool done() const;
+  // For receives: what arrived. Valid once done().
+  const Status& status() const;
+
+  detail::Operation* operation() const { return op_.get(); }
+
+ private:
+  std::unique_ptr<detail::Operation> op_;
+  bool done_ = true;
+};
+
+// True if all have completed; advances each one that has not.
+bool test_all(std::vector<Request>& requests);
+// Waits for all, progressing them together (e.g. the two collectives of a janus PE).
+void wait_all(std::vector<Request>& requests);
+void wait_all(Request* begin, Request* end);
+// Waits until at least one not-yet-done request completes; returns its index, or -1 if all
+// were already done.
+int wait_any(std::vector<Request>& requests);
+
+}  // namespace rbc

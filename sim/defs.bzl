@@ -1,0 +1,98 @@
+"""One source, two backends.
+
+Every macro here turns one set of sources into an Open MPI twin (`<name>_mpi`, an ordinary
+executable run by `mpirun`) and a SimGrid SMPI twin (`<name>_smpi`, a shared object run by
+`smpirun`). `deps` name other two-backend targets by their base name; `plain_deps` are
+backend-independent (e.g. GoogleTest).
+"""
+
+load("@rules_cc//cc:defs.bzl", "cc_binary", "cc_library")
+
+BACKENDS = ["mpi", "smpi"]
+
+_BACKEND_COPTS = {
+    "mpi": [],
+    # SMPI's mpi.h; its smpi_helpers.h is left out on purpose: its malloc/free/exit macros break
+    # C++ standard headers, and the project reads time only through MPI_Wtime.
+    "smpi": ["-I/usr/include/smpi", "-fPIC", "-DJANUS_SMPI=1"],
+}
+
+_BACKEND_DEPS = {
+    "mpi": ["@openmpi//:mpi"],
+    "smpi": [],
+}
+
+_BACKEND_LINKOPTS = {
+    "mpi": [],
+    "smpi": ["-lsimgrid"],
+}
+
+def _twin(labels, backend):
+    return [label + "_" + backend for label in labels]
+
+def mpi_smpi_library(name, deps = [], plain_deps = [], copts = [], linkopts = [], **kwargs):
+    for backend in BACKENDS:
+        cc_library(
+            name = name + "_" + backend,
+            deps = _twin(deps, backend) + plain_deps + _BACKEND_DEPS[backend],
+            copts = _BACKEND_COPTS[backend] + copts,
+            linkopts = _BACKEND_LINKOPTS[backend] + linkopts,
+            **kwargs
+        )
+
+def mpi_smpi_binary(name, deps = [], plain_deps = [], copts = [], linkopts = [], tags = [], **kwargs):
+    """`<name>_mpi` is an executable; `<name>_smpi` is the shared object smpirun loads."""
+    for backend in BACKENDS:
+        cc_binary(
+            name = name + "_" + backend,
+            deps = _twin(deps, backend) + plain_deps + _BACKEND_DEPS[backend],
+            copts = _BACKEND_COPTS[backend] + copts,
+            linkopts = _BACKEND_LINKOPTS[backend] + linkopts,
+            linkshared = backend == "smpi",
+            tags = tags + [backend],
+            **kwargs
+        )
+
+def mpi_smpi_test(
+        name,
+        srcs,
+        deps = [],
+        plain_deps = [],
+        copts = [],
+        mpi_np = [1, 2, 3, 4, 7, 8],
+        smpi_np = [1, 2, 3, 4, 7, 8, 16, 31],
+        smpi_platform = "//platforms:test_cluster.xml",
+        args = [],
+        size = "medium",
+        tags = [],
+        timeout_seconds = 240):
+    """Builds the program for both backends and runs it at every listed rank count.
+
+    Tests are named `<name>_mpi_np<N>` and `<name>_smpi_np<N>`; the test_suite `<name>` holds them all.
+    A run that exceeds `timeout_seconds` is killed and fails as a hang.
+    """
+    mpi_smpi_binary(name = name, srcs = srcs, deps = deps, plain_deps = plain_deps, copts = copts, testonly = True)
+    tests = []
+    for backend, counts in [("mpi", mpi_np), ("smpi", smpi_np)]:
+        for np in counts:
+            test_name = "%s_%s_np%d" % (name, backend, np)
+            native.sh_test(
+                name = test_name,
+                srcs = ["//sim:run_ranks.sh"],
+                args = [
+                    "--backend",
+                    backend,
+                    "--np",
+                    str(np),
+                    "--timeout",
+                    str(timeout_seconds),
+                    "--platform",
+                    "$(location %s)" % smpi_platform,
+                    "$(location :%s_%s)" % (name, backend),
+                ] + args,
+                data = [":%s_%s" % (name, backend), smpi_platform],
+                size = size,
+                tags = tags + [backend],
+            )
+            tests.append(":" + test_name)
+    native.test_suite(name = name, tests = tests)

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Runs one program on N ranks with either backend, and turns a run that does not finish in
+# time into a failure that says "hang".
+#   run_ranks.sh --backend mpi|smpi --np N [--timeout S] [--platform FILE] PROGRAM [ARGS...]
+set -euo pipefail
+
+backend="" np="" limit=300 platform=""
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --backend) backend="$2"; shift 2 ;;
+    --np) np="$2"; shift 2 ;;
+    --timeout) limit="$2"; shift 2 ;;
+    --platform) platform="$2"; shift 2 ;;
+    --) shift; break ;;
+    -*) echo "run_ranks.sh: unknown option $1" >&2; exit 2 ;;
+    *) break ;;
+  esac
+done
+[[ $# -ge 1 ]] || { echo "run_ranks.sh: no program given" >&2; exit 2; }
+[[ "$np" =~ ^[1-9][0-9]*$ ]] || { echo "run_ranks.sh: --np must be a positive integer, got '$np'" >&2; exit 2; }
+program="$1"; shift
+
+# Open MPI puts its session directory (with Unix sockets, whose paths are short) under TMPDIR.
+scratch=$(mktemp -d /tmp/janus.XXXXXX 2>/dev/null || mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+export TMPDIR="$scratch"
+
+case "$backend" in
+  mpi)
+    cmd=(mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$np"
+         --mca btl self,vader --mca btl_vader_single_copy_mechanism none
+         "$program" "$@")
+    ;;
+  smpi)
+    [[ -n "$platform" ]] || { echo "run_ranks.sh: smpi needs --platform" >&2; exit 2; }
+    cmd=(smpirun -np "$np" -platform "$platform" -no-privatize
+         --cfg=contexts/guard-size:0 --cfg=contexts/stack-size:1024
+         --cfg=smpi/simulate-computation:no
+         --log=root.thres:warning --log=smpi_config.thres:warning
+         "$program" "$@")
+    ;;
+  *) echo "run_ranks.sh: --backend must be mpi or smpi, got '$backend'" >&2; exit 2 ;;
+esac
+
+echo "+ ${cmd[*]}"
+set +e
+timeout -k 10 "$limit" "${cmd[@]}"
+status=$?
+set -e
+if [[ $status -eq 124 || $status -eq 137 ]]; then
+  echo "HANG: $backend run on $np ranks did not finish within ${limit}s" >&2
+fi
+exit $status
