@@ -27,8 +27,12 @@ export TMPDIR="$scratch"
 
 case "$backend" in
   mpi)
+    # Inside Bazel's sandbox every mpirun has the same PID, hence the same job id; keep all of
+    # Open MPI's shared-memory files in this run's own directory so concurrent tests never meet.
+    export PMIX_MCA_gds=hash
     cmd=(mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$np"
          --mca btl self,vader --mca btl_vader_single_copy_mechanism none
+         --mca btl_vader_backing_directory "$scratch" --mca shmem_mmap_backing_file_base_dir "$scratch"
          "$program" "$@")
     ;;
   smpi)

@@ -24,7 +24,9 @@ inline constexpr int max_user_tag = (1 << 13) - 1;
 // Creating one (from_mpi, split, janus_split) is O(1) time and memory and sends no message: each
 // member derives the new context from the parent's context and the range. A caller outside the
 // requested range gets a communicator whose is_member() is false; every operation on it throws.
-// Copies are handles to the same communicator (they share its collective sequence).
+// Copies are handles to the same communicator (they share its collective sequence). Splitting
+// the same range twice from one parent yields the same context: do not run collectives on both
+// at the same time (as with two handles of one MPI communicator).
 class RangeComm {
  public:
   // Not a member of anything; is_member() is false.
@@ -67,6 +69,7 @@ class RangeComm {
  private:
   RangeComm(MPI_Comm comm, Range range, int rank, std::uint32_t context);
   void require_member() const;
+  RangeComm child(const Range& members, std::uint32_t salt) const;
 
   MPI_Comm mpi_comm_ = MPI_COMM_NULL;
   Range range_{0, 0, 1};

@@ -1,0 +1,86 @@
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace rbc::detail {
+
+// Layout facts of a datatype.
+struct TypeInfo {
+  explicit TypeInfo(MPI_Datatype t) : type(t) {
+    MPI_Aint lb_ignored = 0;
+    MPI_Type_get_extent(t, &lb_ignored, &extent);
+    MPI_Type_get_true_extent(t, &true_lb, &true_extent);
+    MPI_Type_size(t, &size);
+  }
+  // Bytes spanned by `count` elements laid out as in a user buffer.
+  std::size_t span(int count) const {
+    return count > 0 ? static_cast<std::size_t>(true_extent + (count - 1) * extent) : 0;
+  }
+  bool contiguous() const { return true_lb == 0 && extent == size && true_extent == size; }
+
+  MPI_Datatype type;
+  MPI_Aint extent = 0;
+  MPI_Aint true_lb = 0;
+  MPI_Aint true_extent = 0;
+  int size = 0;
+};
+
+// Storage for `count` elements of a datatype, addressable like a user buffer (for receives and
+// MPI_Reduce_local with derived types).
+class TypedBuffer {
+ public:
+  TypedBuffer() = default;
+  TypedBuffer(const TypeInfo& info, int count) : bytes_(info.span(count)), true_lb_(info.true_lb) {}
+  void* get() { return bytes_.data() - true_lb_; }
+
+ private:
+  std::vector<char> bytes_;
+  MPI_Aint true_lb_ = 0;
+};
+
+// Copies count elements between buffers of the same datatype, touching only the bytes the
+// datatype covers (gaps in the destination are left alone).
+inline void copy_elements(const void* src, void* dst, int count, const TypeInfo& info) {
+  if (count == 0 || src == dst) return;
+  if (info.contiguous()) {
+    std::memcpy(dst, src, static_cast<std::size_t>(info.size) * static_cast<std::size_t>(count));
+    return;
+  }
+  int bytes = 0;
+  MPI_Pack_size(count, info.type, MPI_COMM_SELF, &bytes);
+  std::vector<char> packed(static_cast<std::size_t>(bytes));
+  int position = 0;
+  MPI_Pack(src, count, info.type, packed.data(), bytes, &position, MPI_COMM_SELF);
+  const int packed_bytes = position;
+  position = 0;
+  MPI_Unpack(packed.data(), packed_bytes, &position, dst, count, info.type, MPI_COMM_SELF);
+}
+
+// Packs count elements at out (which must have info.size * count bytes free).
+inline void pack_elements(const void* src, int count, const TypeInfo& info, char* out) {
+  if (count == 0) return;
+  const int bytes = info.size * count;
+  if (info.contiguous()) {
+    std::memcpy(out, src, static_cast<std::size_t>(bytes));
+    return;
+  }
+  int position = 0;
+  MPI_Pack(src, count, info.type, out, bytes, &position, MPI_COMM_SELF);
+}
+
+inline void unpack_elements(const char* in, int count, const TypeInfo& info, void* dst) {
+  if (count == 0) return;
+  const int bytes = info.size * count;
+  if (info.contiguous()) {
+    std::memcpy(dst, in, static_cast<std::size_t>(bytes));
+    return;
+  }
+  int position = 0;
+  MPI_Unpack(in, bytes, &position, dst, count, info.type, MPI_COMM_SELF);
+}
+
+}  // namespace rbc::detail

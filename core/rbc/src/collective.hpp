@@ -1,0 +1,70 @@
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+
+#include "operation.hpp"
+#include "rbc/comm.hpp"
+#include "sequencer.hpp"
+#include "tags.hpp"
+
+namespace rbc::detail {
+
+// Message phases inside one collective (the low bits of its tags).
+enum Phase : int { kUp = 0, kDown = 1, kCount = 2, kForward = 3 };
+
+// Base of the collective state machines: owns the collective's sequence number and runs
+// step() each time everything the previous step posted has completed.
+class Collective : public Operation {
+ public:
+  explicit Collective(const RangeComm& comm)
+      : comm_(comm), sequence_(comm.sequencer().start()) {}
+  ~Collective() override { release(); }
+
+  bool progress() final {
+    while (awaited_complete()) {
+      if (finished_) {
+        release();
+        return true;
+      }
+      step();
+    }
+    return false;
+  }
+
+ protected:
+  // Runs the next state: posts requests and/or local work; calls finish() in the last state.
+  virtual void step() = 0;
+  void finish() { finished_ = true; }
+
+  int tag(Phase phase) const { return collective_mpi_tag(comm_.context(), sequence_, phase); }
+
+  void send(const void* buf, int count, MPI_Datatype type, int rank, Phase phase) {
+    MPI_Request request;
+    MPI_Isend(buf, count, type, comm_.mpi_rank(rank), tag(phase), comm_.mpi_comm(), &request);
+    await(request);
+  }
+  void receive(void* buf, int count, MPI_Datatype type, int rank, Phase phase) {
+    MPI_Request request;
+    MPI_Irecv(buf, count, type, comm_.mpi_rank(rank), tag(phase), comm_.mpi_comm(), &request);
+    await(request);
+  }
+
+  RangeComm comm_;
+  int state_ = 0;
+
+ private:
+  void release() {
+    if (!released_) {
+      released_ = true;
+      comm_.sequencer().finish();
+    }
+  }
+
+  std::uint32_t sequence_;
+  bool finished_ = false;
+  bool released_ = false;
+};
+
+}  // namespace rbc::detail

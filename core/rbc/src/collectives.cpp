@@ -1,0 +1,685 @@
+#include "rbc/collectives.hpp"
+
+#include <climits>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "buffers.hpp"
+#include "checks.hpp"
+#include "collective.hpp"
+#include "rbc/error.hpp"
+#include "tree.hpp"
+
+namespace rbc {
+
+namespace {
+
+using detail::BinomialTree;
+using detail::Collective;
+using detail::TypeInfo;
+using detail::TypedBuffer;
+
+char* at(void* base, std::int64_t index, MPI_Aint extent) {
+  return static_cast<char*>(base) + index * extent;
+}
+
+int message_bytes(const char* call, std::int64_t bytes) {
+  if (bytes > INT_MAX) {
+    throw Error(std::string(call) + ": " + std::to_string(bytes) +
+                " bytes in one message exceed the 2^31-1 bytes MPI counts can express");
+  }
+  return static_cast<int>(bytes);
+}
+
+// Reduce (to a root) and allreduce (to everyone). Non-commutative operations run on the tree
+// rooted at rank 0, whose subtrees are rank-ordered blocks, and the result is forwarded to the
+// root; commutative ones use the tree rooted at the root directly.
+class Reduce final : public Collective {
+ public:
+  Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
+         bool to_all, const RangeComm& comm)
+      : Collective(comm),
+        recvbuf_(recvbuf),
+        count_(count),
+        info_(type),
+        op_(op),
+        root_(root),
+        to_all_(to_all),
+        tree_(comm.size(), tree_root(op, root, to_all), comm.rank()),
+        acc_(info_, count) {
+    const void* input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    detail::copy_elements(input, acc_.get(), count, info_);
+  }
+
+ private:
+  static int tree_root(MPI_Op op, int root, bool to_all) {
+    int commutative = 0;
+    MPI_Op_commutative(op, &commutative);
+    return commutative && !to_all ? root : 0;
+  }
+
+  int parent() const { return tree_.absolute(tree_.parent()); }
+
+  void step() override {
+    const auto& children = tree_.children();
+    switch (state_++) {
+      case 0:
+        parts_.reserve(children.size());
+        for (int c : children) {
+          parts_.emplace_back(info_, count_);
+          receive(parts_.back().get(), count_, info_.type, tree_.absolute(c), detail::kUp);
+        }
+        return;
+      case 1:
+        for (auto& part : parts_) {
+          MPI_Reduce_local(acc_.get(), part.get(), count_, info_.type, op_);
+          std::swap(acc_, part);
+        }
+        if (!tree_.is_root()) send(acc_.get(), count_, info_.type, parent(), detail::kUp);
+        if (to_all_) {
+          if (tree_.is_root()) {
+            detail::copy_elements(acc_.get(), recvbuf_, count_, info_);
+          } else {
+            receive(recvbuf_, count_, info_.type, parent(), detail::kDown);
+          }
+          return;
+        }
+        if (tree_.is_root()) {
+          if (comm_.rank() == root_) {
+            detail::copy_elements(acc_.get(), recvbuf_, count_, info_);
+          } else {
+            send(acc_.get(), count_, info_.type, root_, detail::kForward);
+          }
+        } else if (comm_.rank() == root_) {
+          receive(recvbuf_, count_, info_.type, tree_.absolute(0), detail::kForward);
+        }
+        finish();
+        return;
+      default:
+        for (auto c = children.rbegin(); c != children.rend(); ++c) {
+          send(recvbuf_, count_, info_.type, tree_.absolute(*c), detail::kDown);
+        }
+        finish();
+    }
+  }
+
+  void* recvbuf_;
+  int count_;
+  TypeInfo info_;
+  MPI_Op op_;
+  int root_;
+  bool to_all_;
+  BinomialTree tree_;
+  TypedBuffer acc_;
+  std::vector<TypedBuffer> parts_;
+};
+
+class Bcast final : public Collective {
+ public:
+  Bcast(void* buf, int count, MPI_Datatype type, int root, const RangeComm& comm)
+      : Collective(comm), buf_(buf), count_(count), type_(type), tree_(comm.size(), root, comm.rank()) {}
+
+ private:
+  void step() override {
+    if (state_++ == 0) {
+      if (!tree_.is_root()) {
+        receive(buf_, count_, type_, tree_.absolute(tree_.parent()), detail::kDown);
+      }
+      return;
+    }
+    const auto& children = tree_.children();
+    for (auto c = children.rbegin(); c != children.rend(); ++c) {
+      send(buf_, count_, type_, tree_.absolute(*c), detail::kDown);
+    }
+    finish();
+  }
+
+  void* buf_;
+  int count_;
+  MPI_Datatype type_;
+  BinomialTree tree_;
+};
+
+enum class ScanKind { kInclusive, kExclusive, kInclusiveAndTotal };
+
+// Prefix sums on the tree rooted at rank 0. Up: each node combines its own value with its
+// children's subtree totals in rank order, keeping the running prefixes. Down: each node gets
+// the combination of everything left of its subtree (and, for scan_and_bcast, the total) and
+// hands each child everything left of that child's subtree.
+class Scan final : public Collective {
+ public:
+  Scan(const void* sendbuf, void* recvbuf, void* totalbuf, int count, MPI_Datatype type, MPI_Op op,
+       ScanKind kind, const RangeComm& comm)
+      : Collective(comm),
+        recvbuf_(recvbuf),
+        totalbuf_(totalbuf),
+        count_(count),
+        info_(type),
+        op_(op),
+        kind_(kind),
+        tree_(comm.size(), 0, comm.rank()) {
+    prefixes_.emplace_back(info_, count);
+    const void* input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    detail::copy_elements(input, prefixes_[0].get(), count, info_);
+  }
+
+ private:
+  bool with_total() const { return kind_ == ScanKind::kInclusiveAndTotal; }
+  int down_count() const { return with_total() ? 2 * count_ : count_; }
+  char* second_half(TypedBuffer& b) const { return at(b.get(), count_, info_.extent); }
+  int parent() const { return tree_.absolute(tree_.parent()); }
+
+  void step() override {
+    const auto& children = tree_.children();
+    switch (state_++) {
+      case 0:
+        parts_.reserve(children.size());
+        for (int c : children) {
+          parts_.emplace_back(info_, count_);
+          receive(parts_.back().get(), count_, info_.type, tree_.absolute(c), detail::kUp);
+        }
+        return;
+      case 1:
+        // prefixes_[j] = own op (subtrees of children 0..j-1); the last one is the subtree total.
+        for (auto& part : parts_) {
+          MPI_Reduce_local(prefixes_.back().get(), part.get(), count_, info_.type, op_);
+          prefixes_.push_back(std::move(part));
+        }
+        if (!tree_.is_root()) {
+          send(prefixes_.back().get(), count_, info_.type, parent(), detail::kUp);
+          left_ = TypedBuffer(info_, down_count());
+          receive(left_.get(), down_count(), info_.type, parent(), detail::kDown);
+        }
+        return;
+      default:
+        deliver();
+        for (std::size_t j = children.size(); j-- > 0;) {
+          out_.emplace_back(info_, down_count());
+          TypedBuffer& out = out_.back();
+          detail::copy_elements(prefixes_[j].get(), out.get(), count_, info_);
+          if (!tree_.is_root()) MPI_Reduce_local(left_.get(), out.get(), count_, info_.type, op_);
+          if (with_total()) detail::copy_elements(total(), second_half(out), count_, info_);
+          send(out.get(), down_count(), info_.type, tree_.absolute(children[j]), detail::kDown);
+        }
+        finish();
+    }
+  }
+
+  const void* total() { return tree_.is_root() ? prefixes_.back().get() : second_half(left_); }
+
+  void deliver() {
+    if (kind_ == ScanKind::kExclusive) {
+      if (!tree_.is_root()) detail::copy_elements(left_.get(), recvbuf_, count_, info_);
+      return;
+    }
+    TypedBuffer mine(info_, count_);
+    detail::copy_elements(prefixes_[0].get(), mine.get(), count_, info_);
+    if (!tree_.is_root()) MPI_Reduce_local(left_.get(), mine.get(), count_, info_.type, op_);
+    detail::copy_elements(mine.get(), recvbuf_, count_, info_);
+    if (with_total()) detail::copy_elements(total(), totalbuf_, count_, info_);
+  }
+
+  void* recvbuf_;
+  void* totalbuf_;
+  int count_;
+  TypeInfo info_;
+  MPI_Op op_;
+  ScanKind kind_;
+  BinomialTree tree_;
+  std::vector<TypedBuffer> prefixes_;
+  std::vector<TypedBuffer> parts_;
+  TypedBuffer left_;
+  std::vector<TypedBuffer> out_;
+};
+
+// Gather family. Data travels packed (MPI_Pack layout, i.e. type size bytes per element); each
+// subtree's contributions form one contiguous block in relative rank order.
+enum class Layout {
+  kEqual,       // every rank contributes recvcount elements (gather, allgather)
+  kRootCounts,  // counts known at the root only (gatherv): subtree sizes travel up first
+  kAllCounts,   // counts known everywhere (allgatherv)
+};
+
+class Gather final : public Collective {
+ public:
+  // to_all: the assembled block is broadcast back down and unpacked everywhere (allgather[v]).
+  Gather(const char* call, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+         int recvcount, const int* counts, const int* displs, MPI_Datatype recvtype, int root,
+         Layout layout, bool to_all, const RangeComm& comm)
+      : Collective(comm),
+        call_(call),
+        recvbuf_(recvbuf),
+        recvcount_(recvcount),
+        counts_(counts),
+        displs_(displs),
+        recv_(recvtype),
+        layout_(layout),
+        to_all_(to_all),
+        tree_(comm.size(), root, comm.rank()),
+        in_place_(sendbuf == MPI_IN_PLACE) {
+    const int me = comm.rank();
+    const bool receives = to_all || me == root;
+    const TypeInfo send(in_place_ ? recvtype : sendtype);
+    const int own_count = in_place_ ? slot_count(me) : sendcount;
+    own_bytes_ = static_cast<std::int64_t>(own_count) * send.size;
+    if (receives && own_bytes_ != static_cast<std::int64_t>(slot_count(me)) * recv_.size) {
+      throw Error(std::string(call) + ": rank " + std::to_string(me) + " sends " +
+                  std::to_string(own_bytes_) + " bytes but its receive slot holds " +
+                  std::to_string(static_cast<std::int64_t>(slot_count(me)) * recv_.size));
+    }
+    if (layout_ != Layout::kRootCounts) {
+      offsets_.resize(static_cast<std::size_t>(comm.size()) + 1, 0);
+      for (int j = 0; j < comm.size(); ++j) {
+        const std::int64_t bytes =
+            layout_ == Layout::kEqual ? own_bytes_
+                                      : static_cast<std::int64_t>(slot_count(tree_.absolute(j))) * recv_.size;
+        offsets_[j + 1] = offsets_[j] + bytes;
+      }
+    }
+    own_ = std::vector<char>(static_cast<std::size_t>(own_bytes_));
+    const void* src = in_place_ ? at(recvbuf, slot_displ(me), recv_.extent) : sendbuf;
+    detail::pack_elements(src, own_count, send, own_.data());
+  }
+
+ private:
+  // Receive slot of `rank`; only meaningful where receive arguments are significant.
+  int slot_count(int rank) const { return layout_ == Layout::kEqual ? recvcount_ : counts_[rank]; }
+  std::int64_t slot_displ(int rank) const {
+    return layout_ == Layout::kEqual ? static_cast<std::int64_t>(rank) * recvcount_ : displs_[rank];
+  }
+  int parent() const { return tree_.absolute(tree_.parent()); }
+  int v() const { return tree_.relative(); }
+
+  void step() override {
+    const auto& children = tree_.children();
+    switch (state_++) {
+      case 0:
+        if (layout_ == Layout::kRootCounts) {
+          child_bytes_.resize(children.size());
+          for (std::size_t i = 0; i < children.size(); ++i) {
+            receive(&child_bytes_[i], 1, MPI_INT64_T, tree_.absolute(children[i]), detail::kCount);
+          }
+        }
+        return;
+      case 1: {
+        if (layout_ != Layout::kRootCounts) {
+          for (int c : children) child_bytes_.push_back(offsets_[tree_.subtree_end(c)] - offsets_[c]);
+        }
+        subtree_bytes_ = own_bytes_;
+        for (auto b : child_bytes_) subtree_bytes_ += b;
+        if (layout_ == Layout::kRootCounts && !tree_.is_root()) send(&subtree_bytes_, 1, MPI_INT64_T, parent(), detail::kCount);
+        const std::int64_t block_bytes = to_all_ ? offsets_.back() : subtree_bytes_;
+        const std::int64_t base = to_all_ ? offsets_[v()] : 0;
+        block_.resize(static_cast<std::size_t>(block_bytes));
+        std::copy(own_.begin(), own_.end(), block_.begin() + base);
+        std::int64_t offset = base + own_bytes_;
+        for (std::size_t i = 0; i < children.size(); ++i) {
+          receive(block_.data() + offset, message_bytes(call_, child_bytes_[i]), MPI_BYTE,
+                  tree_.absolute(children[i]), detail::kUp);
+          offset += child_bytes_[i];
+        }
+        return;
+      }
+      case 2:
+        if (!tree_.is_root()) {
+          const std::int64_t base = to_all_ ? offsets_[v()] : 0;
+          send(block_.data() + base, message_bytes(call_, subtree_bytes_), MPI_BYTE, parent(), detail::kUp);
+          if (to_all_) receive(block_.data(), message_bytes(call_, offsets_.back()), MPI_BYTE, parent(), detail::kDown);
+        }
+        if (!to_all_) {
+          if (tree_.is_root()) unpack();
+          finish();
+        }
+        return;
+      default:
+        for (auto c = children.rbegin(); c != children.rend(); ++c) {
+          send(block_.data(), message_bytes(call_, offsets_.back()), MPI_BYTE, tree_.absolute(*c), detail::kDown);
+        }
+        unpack();
+        finish();
+    }
+  }
+
+  void unpack() {
+    const int p = comm_.size();
+    std::int64_t offset = 0;
+    for (int j = 0; j < p; ++j) {
+      const int rank = tree_.absolute(j);
+      const std::int64_t bytes = static_cast<std::int64_t>(slot_count(rank)) * recv_.size;
+      if (offset + bytes > static_cast<std::int64_t>(block_.size())) break;
+      if (!(in_place_ && rank == comm_.rank())) {
+        detail::unpack_elements(block_.data() + offset, slot_count(rank), recv_,
+                                at(recvbuf_, slot_displ(rank), recv_.extent));
+      }
+      offset += bytes;
+    }
+    if (offset != static_cast<std::int64_t>(block_.size())) {
+      throw Error(std::string(call_) + ": received " + std::to_string(block_.size()) +
+                  " bytes in all but the receive counts describe " + std::to_string(offset));
+    }
+  }
+
+  const char* call_;
+  void* recvbuf_;
+  int recvcount_;
+  const int* counts_;
+  const int* displs_;
+  TypeInfo recv_;
+  Layout layout_;
+  bool to_all_;
+  BinomialTree tree_;
+  bool in_place_;
+  std::int64_t own_bytes_ = 0;
+  std::int64_t subtree_bytes_ = 0;
+  std::vector<std::int64_t> offsets_;
+  std::vector<std::int64_t> child_bytes_;
+  std::vector<char> own_;
+  std::vector<char> block_;
+};
+
+// Merging gather: like gatherv, but every node merges its children's sorted runs into its own.
+class Gatherm final : public Collective {
+ public:
+  Gatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount, MPI_Datatype type,
+          int root, Merger merge, const RangeComm& comm)
+      : Collective(comm),
+        recvbuf_(recvbuf),
+        recvcount_(recvcount),
+        element_(TypeInfo(type).size),
+        merge_(std::move(merge)),
+        tree_(comm.size(), root, comm.rank()),
+        own_count_(sendcount) {
+    block_.assign(static_cast<const char*>(sendbuf),
+                  static_cast<const char*>(sendbuf) + static_cast<std::size_t>(sendcount) * element_);
+  }
+
+ private:
+  void step() override {
+    const auto& children = tree_.children();
+    switch (state_++) {
+      case 0:
+        child_counts_.resize(children.size());
+        for (std::size_t i = 0; i < children.size(); ++i) {
+          receive(&child_counts_[i], 1, MPI_INT64_T, tree_.absolute(children[i]), detail::kCount);
+        }
+        return;
+      case 1: {
+        subtree_count_ = own_count_;
+        for (auto c : child_counts_) subtree_count_ += c;
+        if (!tree_.is_root()) {
+          send(&subtree_count_, 1, MPI_INT64_T, tree_.absolute(tree_.parent()), detail::kCount);
+        } else if (subtree_count_ != recvcount_) {
+          throw Error("gatherm: the root expects " + std::to_string(recvcount_) +
+                      " elements but the ranks contribute " + std::to_string(subtree_count_));
+        }
+        block_.resize(static_cast<std::size_t>(subtree_count_ * element_));
+        std::int64_t offset = own_count_;
+        for (std::size_t i = 0; i < children.size(); ++i) {
+          receive(block_.data() + offset * element_, message_bytes("gatherm", child_counts_[i] * element_),
+                  MPI_BYTE, tree_.absolute(children[i]), detail::kUp);
+          offset += child_counts_[i];
+        }
+        return;
+      }
+      default: {
+        std::int64_t merged = own_count_;
+        for (auto c : child_counts_) {
+          merge_(block_.data(), block_.data() + merged * element_, block_.data() + (merged + c) * element_);
+          merged += c;
+        }
+        if (tree_.is_root()) {
+          std::copy(block_.begin(), block_.end(), static_cast<char*>(recvbuf_));
+        } else {
+          send(block_.data(), message_bytes("gatherm", subtree_count_ * element_), MPI_BYTE,
+               tree_.absolute(tree_.parent()), detail::kUp);
+        }
+        finish();
+      }
+    }
+  }
+
+  void* recvbuf_;
+  std::int64_t recvcount_;
+  std::int64_t element_;
+  Merger merge_;
+  BinomialTree tree_;
+  std::int64_t own_count_;
+  std::int64_t subtree_count_ = 0;
+  std::vector<std::int64_t> child_counts_;
+  std::vector<char> block_;
+};
+
+class Barrier final : public Collective {
+ public:
+  explicit Barrier(const RangeComm& comm) : Collective(comm), tree_(comm.size(), 0, comm.rank()) {}
+
+ private:
+  void step() override {
+    const auto& children = tree_.children();
+    switch (state_++) {
+      case 0:
+        for (int c : children) receive(&token_, 0, MPI_BYTE, tree_.absolute(c), detail::kUp);
+        return;
+      case 1:
+        if (!tree_.is_root()) {
+          send(&token_, 0, MPI_BYTE, tree_.absolute(tree_.parent()), detail::kUp);
+          receive(&token_, 0, MPI_BYTE, tree_.absolute(tree_.parent()), detail::kDown);
+        }
+        return;
+      default:
+        for (int c : children) send(&token_, 0, MPI_BYTE, tree_.absolute(c), detail::kDown);
+        finish();
+    }
+  }
+
+  BinomialTree tree_;
+  char token_ = 0;
+};
+
+void check_reduction(const char* call, int count, MPI_Datatype type, MPI_Op op) {
+  detail::check_count(call, count);
+  detail::check_type(call, type);
+  detail::check_op(call, op);
+}
+
+template <class Op, class... Args>
+Request start(Args&&... args) {
+  return Request(std::make_unique<Op>(std::forward<Args>(args)...));
+}
+
+}  // namespace
+
+Request ibcast(void* buf, int count, MPI_Datatype type, int root, const RangeComm& comm) {
+  detail::check_count("bcast", count);
+  detail::check_type("bcast", type);
+  detail::check_rank("bcast", "root", root, comm);
+  return start<Bcast>(buf, count, type, root, comm);
+}
+
+void bcast(void* buf, int count, MPI_Datatype type, int root, const RangeComm& comm) {
+  ibcast(buf, count, type, root, comm).wait();
+}
+
+Request ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                int root, const RangeComm& comm) {
+  check_reduction("reduce", count, type, op);
+  detail::check_rank("reduce", "root", root, comm);
+  return start<Reduce>(sendbuf, recvbuf, count, type, op, root, false, comm);
+}
+
+void reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
+            const RangeComm& comm) {
+  ireduce(sendbuf, recvbuf, count, type, op, root, comm).wait();
+}
+
+Request iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                   const RangeComm& comm) {
+  check_reduction("allreduce", count, type, op);
+  return start<Reduce>(sendbuf, recvbuf, count, type, op, 0, true, comm);
+}
+
+void allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+               const RangeComm& comm) {
+  iallreduce(sendbuf, recvbuf, count, type, op, comm).wait();
+}
+
+Request iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+              const RangeComm& comm) {
+  check_reduction("scan", count, type, op);
+  return start<Scan>(sendbuf, recvbuf, nullptr, count, type, op, ScanKind::kInclusive, comm);
+}
+
+void scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+          const RangeComm& comm) {
+  iscan(sendbuf, recvbuf, count, type, op, comm).wait();
+}
+
+Request iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                const RangeComm& comm) {
+  check_reduction("exscan", count, type, op);
+  return start<Scan>(sendbuf, recvbuf, nullptr, count, type, op, ScanKind::kExclusive, comm);
+}
+
+void exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+            const RangeComm& comm) {
+  iexscan(sendbuf, recvbuf, count, type, op, comm).wait();
+}
+
+Request iscan_and_bcast(const void* sendbuf, void* recvbuf, void* totalbuf, int count,
+                        MPI_Datatype type, MPI_Op op, const RangeComm& comm) {
+  check_reduction("scan_and_bcast", count, type, op);
+  return start<Scan>(sendbuf, recvbuf, totalbuf, count, type, op, ScanKind::kInclusiveAndTotal, comm);
+}
+
+void scan_and_bcast(const void* sendbuf, void* recvbuf, void* totalbuf, int count,
+                    MPI_Datatype type, MPI_Op op, const RangeComm& comm) {
+  iscan_and_bcast(sendbuf, recvbuf, totalbuf, count, type, op, comm).wait();
+}
+
+Request igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, const RangeComm& comm) {
+  detail::check_rank("gather", "root", root, comm);
+  const bool is_root = comm.rank() == root;
+  if (sendbuf == MPI_IN_PLACE && !is_root) throw Error("gather: MPI_IN_PLACE is only valid at the root");
+  if (sendbuf != MPI_IN_PLACE) {
+    detail::check_count("gather", sendcount);
+    detail::check_type("gather", sendtype);
+  }
+  if (is_root) {
+    detail::check_count("gather", recvcount);
+    detail::check_type("gather", recvtype);
+  } else {
+    recvtype = sendtype;  // receive arguments are not significant off the root
+  }
+  return start<Gather>("gather", sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr,
+                       recvtype, root, Layout::kEqual, false, comm);
+}
+
+void gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+            int recvcount, MPI_Datatype recvtype, int root, const RangeComm& comm) {
+  igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm).wait();
+}
+
+namespace {
+void check_counts(const char* call, const int* counts, const int* displs, const RangeComm& comm) {
+  if (counts == nullptr || displs == nullptr) throw Error(std::string(call) + ": null recvcounts or displs");
+  for (int r = 0; r < comm.size(); ++r) {
+    if (counts[r] < 0) {
+      throw Error(std::string(call) + ": negative receive count " + std::to_string(counts[r]) +
+                  " for rank " + std::to_string(r));
+    }
+  }
+}
+}  // namespace
+
+Request igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 const int* recvcounts, const int* displs, MPI_Datatype recvtype, int root,
+                 const RangeComm& comm) {
+  detail::check_rank("gatherv", "root", root, comm);
+  const bool is_root = comm.rank() == root;
+  if (sendbuf == MPI_IN_PLACE && !is_root) throw Error("gatherv: MPI_IN_PLACE is only valid at the root");
+  if (sendbuf != MPI_IN_PLACE) {
+    detail::check_count("gatherv", sendcount);
+    detail::check_type("gatherv", sendtype);
+  }
+  if (is_root) {
+    detail::check_type("gatherv", recvtype);
+    check_counts("gatherv", recvcounts, displs, comm);
+  } else {
+    recvtype = sendtype;
+  }
+  return start<Gather>("gatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
+                       recvtype, root, Layout::kRootCounts, false, comm);
+}
+
+void gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+             const int* recvcounts, const int* displs, MPI_Datatype recvtype, int root,
+             const RangeComm& comm) {
+  igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm).wait();
+}
+
+Request iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   int recvcount, MPI_Datatype recvtype, const RangeComm& comm) {
+  if (sendbuf != MPI_IN_PLACE) {
+    detail::check_count("allgather", sendcount);
+    detail::check_type("allgather", sendtype);
+  }
+  detail::check_count("allgather", recvcount);
+  detail::check_type("allgather", recvtype);
+  return start<Gather>("allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr,
+                       recvtype, 0, Layout::kEqual, true, comm);
+}
+
+void allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+               int recvcount, MPI_Datatype recvtype, const RangeComm& comm) {
+  iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm).wait();
+}
+
+Request iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    const int* recvcounts, const int* displs, MPI_Datatype recvtype,
+                    const RangeComm& comm) {
+  if (sendbuf != MPI_IN_PLACE) {
+    detail::check_count("allgatherv", sendcount);
+    detail::check_type("allgatherv", sendtype);
+  }
+  detail::check_type("allgatherv", recvtype);
+  check_counts("allgatherv", recvcounts, displs, comm);
+  return start<Gather>("allgatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
+                       recvtype, 0, Layout::kAllCounts, true, comm);
+}
+
+void allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                const int* recvcounts, const int* displs, MPI_Datatype recvtype,
+                const RangeComm& comm) {
+  iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm).wait();
+}
+
+Request ibarrier(const RangeComm& comm) {
+  comm.size();  // throws for non-members
+  return start<Barrier>(comm);
+}
+
+void barrier(const RangeComm& comm) { ibarrier(comm).wait(); }
+
+Request igatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount,
+                 MPI_Datatype type, int root, Merger merge, const RangeComm& comm) {
+  detail::check_count("gatherm", sendcount);
+  detail::check_type("gatherm", type);
+  detail::check_rank("gatherm", "root", root, comm);
+  if (!merge) throw Error("gatherm: no merge function given");
+  if (!TypeInfo(type).contiguous()) {
+    throw Error("gatherm: the datatype must have no gaps (size == extent, lower bound 0)");
+  }
+  if (comm.rank() == root) detail::check_count("gatherm", recvcount);
+  return start<Gatherm>(sendbuf, sendcount, recvbuf, recvcount, type, root, std::move(merge), comm);
+}
+
+void gatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount, MPI_Datatype type,
+             int root, const Merger& merge, const RangeComm& comm) {
+  igatherm(sendbuf, sendcount, recvbuf, recvcount, type, root, merge, comm).wait();
+}
+
+}  // namespace rbc

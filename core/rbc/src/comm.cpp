@@ -1,0 +1,97 @@
+#include "rbc/comm.hpp"
+
+#include <string>
+
+#include "rbc/error.hpp"
+#include "sequencer.hpp"
+#include "tags.hpp"
+
+namespace rbc {
+
+namespace {
+// Context of a communicator spanning a whole MPI communicator.
+constexpr std::uint32_t kRootContext = 1;
+constexpr std::uint32_t kLeftSalt = 0x15a5au;
+constexpr std::uint32_t kRightSalt = 0x0a5a5u;
+}  // namespace
+
+RangeComm::RangeComm(MPI_Comm comm, Range range, int rank, std::uint32_t context)
+    : mpi_comm_(comm),
+      range_(range),
+      rank_(rank),
+      context_(context),
+      sequencer_(rank >= 0 ? std::make_shared<detail::Sequencer>() : nullptr) {}
+
+RangeComm RangeComm::from_mpi(MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL) throw Error("from_mpi: MPI_COMM_NULL is not a communicator");
+  int* tag_ub = nullptr;
+  int flag = 0;
+  MPI_Comm_get_attr(comm, MPI_TAG_UB, &tag_ub, &flag);
+  if (!flag || *tag_ub < detail::kRequiredTagUb) {
+    throw Error("MPI_TAG_UB of this MPI library is " + std::to_string(flag ? *tag_ub : -1) +
+                "; RBC needs 2^31-1 to keep communicators apart in the tag");
+  }
+  int size = 0, rank = 0;
+  MPI_Comm_size(comm, &size);
+  MPI_Comm_rank(comm, &rank);
+  return RangeComm(comm, Range(0, size - 1), rank, kRootContext);
+}
+
+void RangeComm::require_member() const {
+  if (rank_ < 0) {
+    if (mpi_comm_ == MPI_COMM_NULL) throw Error("operation on an empty RangeComm (default-constructed)");
+    throw Error("the calling process is not a member of the communicator over MPI ranks [" +
+                std::to_string(range_.first()) + ".." + std::to_string(range_.last()) +
+                " stride " + std::to_string(range_.stride()) + "]");
+  }
+}
+
+int RangeComm::rank() const {
+  require_member();
+  return rank_;
+}
+
+int RangeComm::size() const {
+  require_member();
+  return range_.size();
+}
+
+const Range& RangeComm::range() const {
+  require_member();
+  return range_;
+}
+
+detail::Sequencer& RangeComm::sequencer() const {
+  require_member();
+  return *sequencer_;
+}
+
+RangeComm RangeComm::child(const Range& members, std::uint32_t salt) const {
+  int my_mpi_rank = 0;
+  MPI_Comm_rank(mpi_comm_, &my_mpi_rank);
+  return RangeComm(mpi_comm_, members, members.rank_of(my_mpi_rank),
+                   detail::child_context(context_ ^ salt, members));
+}
+
+RangeComm RangeComm::split(int first, int last, int stride) const {
+  require_member();
+  return child(range_.sub(first, last, stride), 0);
+}
+
+std::pair<RangeComm, RangeComm> RangeComm::janus_split(int left_last, int right_first) const {
+  require_member();
+  const int p = range_.size();
+  if (left_last < 0 || left_last >= p || right_first < 0 || right_first >= p) {
+    throw Error("janus_split(" + std::to_string(left_last) + ", " + std::to_string(right_first) +
+                "): both bounds must be ranks of the communicator of size " + std::to_string(p));
+  }
+  if (right_first > left_last + 1) {
+    throw Error("janus_split(" + std::to_string(left_last) + ", " + std::to_string(right_first) +
+                "): the halves must cover every rank (right_first <= left_last + 1)");
+  }
+  // Salted apart from plain splits and from each other, so the halves stay distinct even where
+  // they span the same ranks.
+  return {child(range_.sub(0, left_last), kLeftSalt), child(range_.sub(right_first, p - 1), kRightSalt)};
+}
+
+}  // namespace rbc

@@ -1,0 +1,202 @@
+#include "rbc/point_to_point.hpp"
+
+#include <memory>
+
+#include "checks.hpp"
+#include "operation.hpp"
+#include "tags.hpp"
+
+namespace rbc {
+
+int Status::count(MPI_Datatype type) const {
+  int n = 0;
+  MPI_Get_count(&mpi, type, &n);
+  return n;
+}
+
+namespace {
+
+int mpi_peer(const RangeComm& comm, int rank) {
+  return rank == MPI_PROC_NULL || rank == MPI_ANY_SOURCE ? rank : comm.mpi_rank(rank);
+}
+
+Status translate(const RangeComm& comm, const MPI_Status& mpi) {
+  Status s;
+  s.mpi = mpi;
+  s.source = mpi.MPI_SOURCE == MPI_PROC_NULL ? MPI_PROC_NULL : comm.rank_of_mpi(mpi.MPI_SOURCE);
+  s.tag = mpi.MPI_SOURCE == MPI_PROC_NULL ? MPI_ANY_TAG : detail::user_tag_of(mpi.MPI_TAG);
+  return s;
+}
+
+// A pending message with `mpi_tag` from a member of `comm`, if any. MPI_Iprobe(ANY_SOURCE)
+// reports the oldest match; when that one comes from a non-member (a communicator whose
+// context collides with ours), the members are probed one by one so that it is skipped
+// rather than returned forever.
+bool find_member_message(const RangeComm& comm, int mpi_tag, MPI_Status* found) {
+  int flag = 0;
+  MPI_Iprobe(MPI_ANY_SOURCE, mpi_tag, comm.mpi_comm(), &flag, found);
+  if (!flag) return false;
+  if (comm.rank_of_mpi(found->MPI_SOURCE) >= 0) return true;
+  for (int r = 0; r < comm.size(); ++r) {
+    MPI_Iprobe(comm.mpi_rank(r), mpi_tag, comm.mpi_comm(), &flag, found);
+    if (flag) return true;
+  }
+  return false;
+}
+
+// Blocking wildcard probe restricted to members.
+MPI_Status probe_member_message(const RangeComm& comm, int mpi_tag) {
+  MPI_Status found;
+  MPI_Probe(MPI_ANY_SOURCE, mpi_tag, comm.mpi_comm(), &found);
+  if (comm.rank_of_mpi(found.MPI_SOURCE) >= 0) return found;
+  // A foreign message sits in front; MPI_Probe would return it again at once. Poll members
+  // instead (each MPI_Iprobe also lets a simulator's clock advance).
+  while (!find_member_message(comm, mpi_tag, &found)) {
+  }
+  return found;
+}
+
+class RequestOperation : public detail::Operation {
+ public:
+  RequestOperation(const RangeComm& comm, MPI_Request request) : comm_(comm) { await(request); }
+  bool progress() override { return awaited_complete(); }
+  void completed(std::size_t, const MPI_Status& status) override { status_ = translate(comm_, status); }
+
+ private:
+  RangeComm comm_;
+};
+
+// Irecv from MPI_ANY_SOURCE: polls for a member's message, then receives exactly that one.
+class WildcardReceive : public detail::Operation {
+ public:
+  WildcardReceive(void* buf, int count, MPI_Datatype type, int mpi_tag, const RangeComm& comm)
+      : buf_(buf), count_(count), type_(type), mpi_tag_(mpi_tag), comm_(comm) {}
+
+  bool progress() override {
+    if (!posted_) {
+      MPI_Status found;
+      if (!find_member_message(comm_, mpi_tag_, &found)) return false;
+      post(found.MPI_SOURCE);
+    }
+    return awaited_complete();
+  }
+
+  void block() override {
+    if (posted_) return Operation::block();
+    post(probe_member_message(comm_, mpi_tag_).MPI_SOURCE);
+  }
+
+  void completed(std::size_t, const MPI_Status& status) override { status_ = translate(comm_, status); }
+
+ private:
+  void post(int mpi_source) {
+    MPI_Request request;
+    MPI_Irecv(buf_, count_, type_, mpi_source, mpi_tag_, comm_.mpi_comm(), &request);
+    await(request);
+    posted_ = true;
+  }
+
+  void* buf_;
+  int count_;
+  MPI_Datatype type_;
+  int mpi_tag_;
+  RangeComm comm_;
+  bool posted_ = false;
+};
+
+void check_send(const char* call, int count, MPI_Datatype type, int dest, int tag, const RangeComm& comm) {
+  detail::check_count(call, count);
+  detail::check_type(call, type);
+  detail::check_peer(call, "destination", dest, comm, false);
+  detail::check_tag(call, tag);
+}
+
+void check_recv(const char* call, int count, MPI_Datatype type, int source, int tag, const RangeComm& comm) {
+  detail::check_count(call, count);
+  detail::check_type(call, type);
+  detail::check_peer(call, "source", source, comm, true);
+  detail::check_tag(call, tag);
+}
+
+}  // namespace
+
+void send(const void* buf, int count, MPI_Datatype type, int dest, int tag, const RangeComm& comm) {
+  check_send("send", count, type, dest, tag, comm);
+  MPI_Send(buf, count, type, mpi_peer(comm, dest), detail::user_mpi_tag(comm.context(), tag),
+           comm.mpi_comm());
+}
+
+Request isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, const RangeComm& comm) {
+  check_send("isend", count, type, dest, tag, comm);
+  MPI_Request request;
+  MPI_Isend(buf, count, type, mpi_peer(comm, dest), detail::user_mpi_tag(comm.context(), tag),
+            comm.mpi_comm(), &request);
+  return Request(std::make_unique<RequestOperation>(comm, request));
+}
+
+Status recv(void* buf, int count, MPI_Datatype type, int source, int tag, const RangeComm& comm) {
+  check_recv("recv", count, type, source, tag, comm);
+  const int mpi_tag = detail::user_mpi_tag(comm.context(), tag);
+  const int mpi_source =
+      source == MPI_ANY_SOURCE ? probe_member_message(comm, mpi_tag).MPI_SOURCE : mpi_peer(comm, source);
+  MPI_Status status;
+  MPI_Recv(buf, count, type, mpi_source, mpi_tag, comm.mpi_comm(), &status);
+  return translate(comm, status);
+}
+
+Request irecv(void* buf, int count, MPI_Datatype type, int source, int tag, const RangeComm& comm) {
+  check_recv("irecv", count, type, source, tag, comm);
+  const int mpi_tag = detail::user_mpi_tag(comm.context(), tag);
+  if (source == MPI_ANY_SOURCE) {
+    return Request(std::make_unique<WildcardReceive>(buf, count, type, mpi_tag, comm));
+  }
+  MPI_Request request;
+  MPI_Irecv(buf, count, type, mpi_peer(comm, source), mpi_tag, comm.mpi_comm(), &request);
+  return Request(std::make_unique<RequestOperation>(comm, request));
+}
+
+Status sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                const RangeComm& comm) {
+  check_send("sendrecv", sendcount, sendtype, dest, sendtag, comm);
+  check_recv("sendrecv", recvcount, recvtype, source, recvtag, comm);
+  if (source == MPI_ANY_SOURCE) {
+    Request outgoing = isend(sendbuf, sendcount, sendtype, dest, sendtag, comm);
+    Status status = recv(recvbuf, recvcount, recvtype, source, recvtag, comm);
+    outgoing.wait();
+    return status;
+  }
+  MPI_Status status;
+  MPI_Sendrecv(sendbuf, sendcount, sendtype, mpi_peer(comm, dest),
+               detail::user_mpi_tag(comm.context(), sendtag), recvbuf, recvcount, recvtype,
+               mpi_peer(comm, source), detail::user_mpi_tag(comm.context(), recvtag),
+               comm.mpi_comm(), &status);
+  return translate(comm, status);
+}
+
+Status probe(int source, int tag, const RangeComm& comm) {
+  detail::check_peer("probe", "source", source, comm, true);
+  detail::check_tag("probe", tag);
+  const int mpi_tag = detail::user_mpi_tag(comm.context(), tag);
+  if (source == MPI_ANY_SOURCE) return translate(comm, probe_member_message(comm, mpi_tag));
+  MPI_Status status;
+  MPI_Probe(mpi_peer(comm, source), mpi_tag, comm.mpi_comm(), &status);
+  return translate(comm, status);
+}
+
+std::optional<Status> iprobe(int source, int tag, const RangeComm& comm) {
+  detail::check_peer("iprobe", "source", source, comm, true);
+  detail::check_tag("iprobe", tag);
+  const int mpi_tag = detail::user_mpi_tag(comm.context(), tag);
+  MPI_Status status;
+  if (source == MPI_ANY_SOURCE) {
+    if (!find_member_message(comm, mpi_tag, &status)) return std::nullopt;
+    return translate(comm, status);
+  }
+  int flag = 0;
+  MPI_Iprobe(mpi_peer(comm, source), mpi_tag, comm.mpi_comm(), &flag, &status);
+  if (!flag) return std::nullopt;
+  return translate(comm, status);
+}
+
+}  // namespace rbc

@@ -1,0 +1,638 @@
+// Every RBC collective, blocking and nonblocking, against MPI's own collective on the same data
+// over an MPI communicator with the same members (the reference), on full, sub-, strided,
+// nested, janus, size-1 and reversed-parent layouts, for roots, counts 0/1/large, int, int64,
+// a derived type with gaps (whose gap bytes must survive) and a non-commutative user MPI_Op.
+//
+//   collectives_test [--layouts N]   (N limits the number of layouts, for quick runs)
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "rbc/rbc.hpp"
+#include "support/layout.hpp"
+#include "testing/check.hpp"
+
+namespace {
+
+using janus::testing::Checker;
+using janus::testing::Context;
+using rbc_test::LayoutComms;
+using rbc_test::mix;
+using Bytes = std::vector<unsigned char>;
+
+constexpr unsigned char kUnwritten = 0xA5;  // every byte of a receive buffer before the call
+constexpr int kPoison = 0x5A5A5A5A;         // gap ints of send buffers; must never arrive
+constexpr int kGuard = 2;                   // elements after the expected end of a receive buffer
+
+enum class Kind { kInt, kInt64, kGappedPair, kMatrix };
+
+// User ops get the datatype of the call; they find the layout from its size and extent, since
+// no global may remember the handles (SMPI shares globals between ranks).
+void gapped_pair_sum(void* in, void* inout, int* len, MPI_Datatype* type) {
+  int size = 0;
+  MPI_Aint lb = 0, extent = 0;
+  MPI_Type_size(*type, &size);
+  MPI_Type_get_extent(*type, &lb, &extent);
+  const int* a = static_cast<const int*>(in);
+  int* b = static_cast<int*>(inout);
+  if (size == extent) {  // packed ints
+    for (long i = 0; i < static_cast<long>(*len) * size / 4; ++i) b[i] += a[i];
+    return;
+  }
+  const long step = extent / 4;  // ints 0 and 2 of each element are data
+  for (long e = 0; e < *len; ++e) {
+    b[e * step] += a[e * step];
+    b[e * step + 2] += a[e * step + 2];
+  }
+}
+
+// 2x2 matrix product modulo 2^32: associative, not commutative. inout = in * inout.
+void matrix_product(void* in, void* inout, int* len, MPI_Datatype* type) {
+  int size = 0;
+  MPI_Type_size(*type, &size);
+  const unsigned* a = static_cast<const unsigned*>(in);
+  unsigned* b = static_cast<unsigned*>(inout);
+  for (long m = 0; m < static_cast<long>(*len) * size / 16; ++m, a += 4, b += 4) {
+    const unsigned c[4] = {a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3],
+                           a[2] * b[0] + a[3] * b[2], a[2] * b[1] + a[3] * b[3]};
+    std::memcpy(b, c, sizeof c);
+  }
+}
+
+struct TypeCase {
+  Kind kind;
+  std::string name;
+  MPI_Datatype type;
+  MPI_Op op;
+  int extent;      // bytes per element in user buffers
+  bool sortable;   // usable with gatherm
+};
+
+void fill_element(Kind kind, unsigned char* e, unsigned long long h, bool sort_keys) {
+  switch (kind) {
+    case Kind::kInt: {
+      const int v = sort_keys ? static_cast<int>(h % 50) - 25 : static_cast<int>(h % 2001) - 1000;
+      std::memcpy(e, &v, sizeof v);
+      break;
+    }
+    case Kind::kInt64: {
+      const std::int64_t v = sort_keys ? static_cast<std::int64_t>(h % 50) * (1LL << 35)
+                                       : static_cast<std::int64_t>(h % (1ULL << 41)) - (1LL << 40);
+      std::memcpy(e, &v, sizeof v);
+      break;
+    }
+    case Kind::kGappedPair: {
+      const int v[4] = {static_cast<int>(h % 2001) - 1000, kPoison,
+                        static_cast<int>((h >> 20) % 2001) - 1000, kPoison};
+      std::memcpy(e, v, sizeof v);
+      break;
+    }
+    case Kind::kMatrix: {
+      const unsigned v[4] = {static_cast<unsigned>(h % 7), static_cast<unsigned>((h >> 8) % 7),
+                             static_cast<unsigned>((h >> 16) % 7),
+                             static_cast<unsigned>((h >> 24) % 7)};
+      std::memcpy(e, v, sizeof v);
+      break;
+    }
+  }
+}
+
+std::string show_element(Kind kind, const unsigned char* e) {
+  std::ostringstream out;
+  auto word = [&out](int v) {
+    if (v == kPoison)
+      out << "POISON";
+    else if (static_cast<unsigned>(v) == 0xA5A5A5A5u)
+      out << "unwritten";
+    else
+      out << v;
+  };
+  int v[4];
+  switch (kind) {
+    case Kind::kInt:
+      std::memcpy(v, e, 4);
+      word(v[0]);
+      break;
+    case Kind::kInt64: {
+      std::int64_t x;
+      std::memcpy(&x, e, 8);
+      if (static_cast<std::uint64_t>(x) == 0xA5A5A5A5A5A5A5A5ull)
+        out << "unwritten";
+      else
+        out << x;
+      break;
+    }
+    case Kind::kGappedPair:
+      std::memcpy(v, e, 16);
+      out << "(";
+      word(v[0]);
+      out << ", gap ";
+      word(v[1]);
+      out << ", ";
+      word(v[2]);
+      out << ", gap ";
+      word(v[3]);
+      out << ")";
+      break;
+    case Kind::kMatrix:
+      std::memcpy(v, e, 16);
+      out << "[";
+      for (int i = 0; i < 4; ++i) {
+        if (i) out << (i == 2 ? "; " : " ");
+        word(v[i]);
+      }
+      out << "]";
+      break;
+  }
+  return out.str();
+}
+
+// Compares two buffers element by element (gap bytes included) as one check.
+void compare(Checker& check, const TypeCase& t, const Bytes& got, const Bytes& expected,
+             const std::string& what) {
+  if (!check.equal(got.size(), expected.size(), what, ": buffer size (test bug)")) return;
+  const std::size_t n = got.size() / t.extent;
+  std::size_t bad = 0, first = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (std::memcmp(&got[i * t.extent], &expected[i * t.extent], t.extent) != 0 && bad++ == 0)
+      first = i;
+  }
+  check.check(bad == 0, what, ": element ", first, " of ", n, " is ",
+              bad ? show_element(t.kind, &got[first * t.extent]) : "", ", expected ",
+              bad ? show_element(t.kind, &expected[first * t.extent]) : "", " (", bad,
+              " elements differ)");
+}
+
+struct Output {
+  std::string name;
+  Bytes got;
+  Bytes expected;
+};
+
+// One started collective: its buffers live here until it completes and is compared.
+struct Pending {
+  std::string what;
+  rbc::Request request;
+  std::vector<Output> outputs;
+  Bytes send;
+  Bytes send_before;  // the send buffer must come back unchanged
+  std::vector<int> counts, displs;
+  rbc::Merger merger;
+};
+
+class Runner {
+ public:
+  Runner(Checker& check, int p, int max_layouts)
+      : check_(check), p_(p), max_layouts_(max_layouts) {
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank_);
+    sample_ = p > 32;
+    root_limit_ = p <= 8 ? 8 : (p <= 31 ? 4 : 2);
+    MPI_Datatype pair;
+    MPI_Type_vector(2, 1, 2, MPI_INT, &pair);
+    MPI_Type_create_resized(pair, 0, 16, &gapped_pair_);
+    MPI_Type_free(&pair);
+    MPI_Type_commit(&gapped_pair_);
+    MPI_Type_contiguous(4, MPI_INT, &matrix_);
+    MPI_Type_commit(&matrix_);
+    MPI_Op_create(&gapped_pair_sum, 1, &pair_sum_);
+    MPI_Op_create(&matrix_product, 0, &product_);
+    types_ = {
+        {Kind::kInt, "int/MPI_SUM", MPI_INT, MPI_SUM, 4, true},
+        {Kind::kInt64, "int64/MPI_SUM", MPI_INT64_T, MPI_SUM, 8, true},
+        {Kind::kGappedPair, "gapped pair (vector type, extent 16, size 8)/user sum", gapped_pair_,
+         pair_sum_, 16, false},
+        {Kind::kMatrix, "2x2 matrix/non-commutative user product", matrix_, product_, 16, false},
+    };
+  }
+
+  ~Runner() {
+    MPI_Op_free(&pair_sum_);
+    MPI_Op_free(&product_);
+    MPI_Type_free(&gapped_pair_);
+    MPI_Type_free(&matrix_);
+  }
+
+  void run() {
+    const auto layouts = rbc_test::standard_layouts(p_, sample_);
+    for (std::size_t li = 0; li < layouts.size() && static_cast<int>(li) < max_layouts_; ++li) {
+      LayoutComms lc(layouts[li], check_);
+      if (!lc.member()) continue;
+      Context context(check_, "layout ", lc.name(), " (size ", lc.size(), ", member ", lc.rank(),
+                      ")");
+      check_barrier(lc);
+      for (std::size_t ti = 0; ti < types_.size(); ++ti) {
+        for (int count : counts()) {
+          for (bool nonblocking : {false, true}) {
+            run_block(lc, types_[ti], count, nonblocking, mix(li, ti, count, nonblocking));
+          }
+        }
+      }
+    }
+  }
+
+ private:
+  std::vector<int> counts() const { return {0, 1, 10000}; }
+
+  // Gather-type collectives deliver size * count elements (to every rank for the all-variants):
+  // scale the large count down with the communicator size to keep memory and time modest.
+  static int gather_count(int count, int size, bool to_all) {
+    if (count <= 1) return count;
+    const long budget = to_all ? 4000000L / (static_cast<long>(size) * size) : 2000000L / size;
+    return static_cast<int>(std::max(2L, std::min<long>(count, budget)));
+  }
+
+  Bytes data(const TypeCase& t, int n, unsigned long long seed, bool sort_keys = false) const {
+    Bytes b(static_cast<std::size_t>(n) * t.extent);
+    for (int i = 0; i < n; ++i)
+      fill_element(t.kind, &b[static_cast<std::size_t>(i) * t.extent], mix(seed, world_rank_, i),
+                   sort_keys);
+    return b;
+  }
+  static Bytes unwritten(const TypeCase& t, long n) {
+    return Bytes(static_cast<std::size_t>(n + kGuard) * t.extent, kUnwritten);
+  }
+
+  // Per-member element counts for the v-variants and gatherm: zeros, ones and larger ones.
+  static std::vector<int> varied_counts(int size, int count, unsigned long long salt) {
+    std::vector<int> counts(size);
+    for (int i = 0; i < size; ++i) {
+      switch (mix(salt, i) % 4) {
+        case 0: counts[i] = 0; break;
+        case 1: counts[i] = std::min(count, 1); break;
+        case 2: counts[i] = count / 2; break;
+        default: counts[i] = count; break;
+      }
+    }
+    return counts;
+  }
+  // Blocks in reverse member order with one unused element between neighbours.
+  static std::vector<int> gapped_displs(const std::vector<int>& counts, int* total) {
+    std::vector<int> displs(counts.size());
+    int cursor = 1;
+    for (std::size_t i = counts.size(); i-- > 0;) {
+      displs[i] = cursor;
+      cursor += counts[i] + 1;
+    }
+    *total = cursor;
+    return displs;
+  }
+
+  void run_block(const LayoutComms& lc, const TypeCase& t, int count, bool nonblocking,
+                 unsigned long long salt) {
+    Context context(check_, t.name, ", count ", count, nonblocking ? ", nonblocking" : ", blocking");
+    const int s = lc.size();
+    std::vector<std::unique_ptr<Pending>> started;
+    auto finish = [&](std::unique_ptr<Pending> pd) {
+      if (nonblocking)
+        started.push_back(std::move(pd));
+      else
+        compare_all(t, *pd);
+    };
+    unsigned long long seq = 0;
+    const auto seed = [&] { return mix(salt, ++seq); };
+    try {
+      finish(allreduce(lc, t, count, nonblocking, seed()));
+      finish(scan(lc, t, count, nonblocking, seed(), false));
+      finish(scan(lc, t, count, nonblocking, seed(), true));
+      finish(scan_and_bcast(lc, t, count, nonblocking, seed()));
+      finish(allgather(lc, t, gather_count(count, s, true), nonblocking, seed(), false));
+      finish(allgather(lc, t, gather_count(count, s, true), nonblocking, seed(), true));
+      for (int root : rbc_test::sample_ranks(s, root_limit_, static_cast<unsigned>(salt))) {
+        finish(bcast(lc, t, count, root, nonblocking, seed()));
+        finish(reduce(lc, t, count, root, nonblocking, seed()));
+        finish(gather(lc, t, gather_count(count, s, false), root, nonblocking, seed(), false));
+        finish(gather(lc, t, gather_count(count, s, false), root, nonblocking, seed(), true));
+        if (t.sortable)
+          finish(gatherm(lc, t, gather_count(count, s, false), root, nonblocking, seed()));
+      }
+      if (nonblocking) complete(t, started, salt);
+    } catch (const std::exception& e) {
+      check_.fail("unexpected exception: ", e.what());
+      throw;
+    }
+  }
+
+  // Completes nonblocking collectives in one of four ways, chosen by the block.
+  void complete(const TypeCase& t, std::vector<std::unique_ptr<Pending>>& started,
+                unsigned long long salt) {
+    std::vector<rbc::Request> requests;
+    for (auto& pd : started) requests.push_back(std::move(pd->request));
+    switch (salt % 4) {
+      case 0:
+        rbc::wait_all(requests);
+        break;
+      case 1:
+        while (!rbc::test_all(requests)) {
+        }
+        break;
+      case 2: {
+        std::size_t completed = 0;
+        while (rbc::wait_any(requests) >= 0) ++completed;
+        check_.equal(completed, requests.size(), "wait_any completions");
+        break;
+      }
+      default:
+        for (std::size_t i = requests.size(); i-- > 0;) requests[i].wait();
+        break;
+    }
+    for (std::size_t i = 0; i < started.size(); ++i) {
+      check_.check(requests[i].done(), started[i]->what, ": request not done after completion");
+      compare_all(t, *started[i]);
+    }
+  }
+
+  void compare_all(const TypeCase& t, const Pending& pd) {
+    for (const Output& o : pd.outputs) compare(check_, t, o.got, o.expected, pd.what + ": " + o.name);
+    compare(check_, t, pd.send, pd.send_before, pd.what + ": send buffer changed");
+  }
+
+  std::unique_ptr<Pending> begin(const std::string& what, Bytes send) {
+    auto pd = std::make_unique<Pending>();
+    pd->what = what;
+    pd->send = std::move(send);
+    pd->send_before = pd->send;
+    return pd;
+  }
+
+  static std::string at_root(const char* name, int root) {
+    return std::string(name) + " root " + std::to_string(root);
+  }
+
+  std::unique_ptr<Pending> allreduce(const LayoutComms& lc, const TypeCase& t, int n, bool nb,
+                                     unsigned long long seed) {
+    auto pd = begin("allreduce", data(t, n, seed));
+    Output o{"result", unwritten(t, n), unwritten(t, n)};
+    MPI_Allreduce(pd->send.data(), o.expected.data(), n, t.type, t.op, lc.reference());
+    pd->outputs.push_back(std::move(o));
+    Output& out = pd->outputs.back();
+    if (nb)
+      pd->request = rbc::iallreduce(pd->send.data(), out.got.data(), n, t.type, t.op, lc.comm());
+    else
+      rbc::allreduce(pd->send.data(), out.got.data(), n, t.type, t.op, lc.comm());
+    return pd;
+  }
+
+  std::unique_ptr<Pending> scan(const LayoutComms& lc, const TypeCase& t, int n, bool nb,
+                                unsigned long long seed, bool exclusive) {
+    auto pd = begin(exclusive ? "exscan" : "scan", data(t, n, seed));
+    Output o{"result", unwritten(t, n), unwritten(t, n)};
+    if (exclusive) {
+      MPI_Exscan(pd->send.data(), o.expected.data(), n, t.type, t.op, lc.reference());
+      if (lc.rank() == 0) o.expected = unwritten(t, n);  // documented: rank 0 is left untouched
+    } else {
+      MPI_Scan(pd->send.data(), o.expected.data(), n, t.type, t.op, lc.reference());
+    }
+    pd->outputs.push_back(std::move(o));
+    Output& out = pd->outputs.back();
+    const rbc::RangeComm& c = lc.comm();
+    if (exclusive && nb)
+      pd->request = rbc::iexscan(pd->send.data(), out.got.data(), n, t.type, t.op, c);
+    else if (exclusive)
+      rbc::exscan(pd->send.data(), out.got.data(), n, t.type, t.op, c);
+    else if (nb)
+      pd->request = rbc::iscan(pd->send.data(), out.got.data(), n, t.type, t.op, c);
+    else
+      rbc::scan(pd->send.data(), out.got.data(), n, t.type, t.op, c);
+    return pd;
+  }
+
+  std::unique_ptr<Pending> scan_and_bcast(const LayoutComms& lc, const TypeCase& t, int n,
+                                          bool nb, unsigned long long seed) {
+    auto pd = begin("scan_and_bcast", data(t, n, seed));
+    Output prefix{"prefix", unwritten(t, n), unwritten(t, n)};
+    Output total{"total", unwritten(t, n), unwritten(t, n)};
+    MPI_Scan(pd->send.data(), prefix.expected.data(), n, t.type, t.op, lc.reference());
+    if (lc.rank() == lc.size() - 1) total.expected = prefix.expected;
+    MPI_Bcast(total.expected.data(), n, t.type, lc.size() - 1, lc.reference());
+    pd->outputs.push_back(std::move(prefix));
+    pd->outputs.push_back(std::move(total));
+    void* p = pd->outputs[0].got.data();
+    void* q = pd->outputs[1].got.data();
+    if (nb)
+      pd->request = rbc::iscan_and_bcast(pd->send.data(), p, q, n, t.type, t.op, lc.comm());
+    else
+      rbc::scan_and_bcast(pd->send.data(), p, q, n, t.type, t.op, lc.comm());
+    return pd;
+  }
+
+  std::unique_ptr<Pending> bcast(const LayoutComms& lc, const TypeCase& t, int n, int root,
+                                 bool nb, unsigned long long seed) {
+    auto pd = begin(at_root("bcast", root), {});
+    Bytes initial = unwritten(t, n);
+    if (lc.rank() == root) {
+      const Bytes d = data(t, n, seed);
+      std::copy(d.begin(), d.end(), initial.begin());
+    }
+    Output o{"buffer", initial, initial};
+    MPI_Bcast(o.expected.data(), n, t.type, root, lc.reference());
+    pd->outputs.push_back(std::move(o));
+    void* buf = pd->outputs.back().got.data();
+    if (nb)
+      pd->request = rbc::ibcast(buf, n, t.type, root, lc.comm());
+    else
+      rbc::bcast(buf, n, t.type, root, lc.comm());
+    return pd;
+  }
+
+  // Non-roots pass a null receive buffer, which MPI allows.
+  std::unique_ptr<Pending> reduce(const LayoutComms& lc, const TypeCase& t, int n, int root,
+                                  bool nb, unsigned long long seed) {
+    auto pd = begin(at_root("reduce", root), data(t, n, seed));
+    const bool is_root = lc.rank() == root;
+    void* got = nullptr;
+    if (is_root) {
+      pd->outputs.push_back({"result", unwritten(t, n), unwritten(t, n)});
+      got = pd->outputs.back().got.data();
+    }
+    MPI_Reduce(pd->send.data(), is_root ? pd->outputs.back().expected.data() : nullptr, n, t.type,
+               t.op, root, lc.reference());
+    if (nb)
+      pd->request = rbc::ireduce(pd->send.data(), got, n, t.type, t.op, root, lc.comm());
+    else
+      rbc::reduce(pd->send.data(), got, n, t.type, t.op, root, lc.comm());
+    return pd;
+  }
+
+  std::unique_ptr<Pending> gather(const LayoutComms& lc, const TypeCase& t, int n, int root,
+                                  bool nb, unsigned long long seed, bool varied) {
+    const int s = lc.size();
+    const bool is_root = lc.rank() == root;
+    auto pd = begin(at_root(varied ? "gatherv" : "gather", root), Bytes());
+    int total = s * n;
+    if (varied) {
+      pd->counts = varied_counts(s, n, seed);
+      pd->displs = gapped_displs(pd->counts, &total);
+    }
+    const int mine = varied ? pd->counts[lc.rank()] : n;
+    pd->send = data(t, mine, mix(seed, 1));
+    pd->send_before = pd->send;
+    void* got = nullptr;
+    void* expected = nullptr;
+    if (is_root) {
+      pd->outputs.push_back({"result", unwritten(t, total), unwritten(t, total)});
+      got = pd->outputs.back().got.data();
+      expected = pd->outputs.back().expected.data();
+    }
+    const void* send = pd->send.data();
+    const rbc::RangeComm& c = lc.comm();
+    if (varied) {
+      const int* counts = pd->counts.data();
+      const int* displs = pd->displs.data();
+      MPI_Gatherv(send, mine, t.type, expected, counts, displs, t.type, root, lc.reference());
+      if (nb)
+        pd->request = rbc::igatherv(send, mine, t.type, got, counts, displs, t.type, root, c);
+      else
+        rbc::gatherv(send, mine, t.type, got, counts, displs, t.type, root, c);
+    } else {
+      MPI_Gather(send, n, t.type, expected, n, t.type, root, lc.reference());
+      if (nb)
+        pd->request = rbc::igather(send, n, t.type, got, n, t.type, root, c);
+      else
+        rbc::gather(send, n, t.type, got, n, t.type, root, c);
+    }
+    return pd;
+  }
+
+  std::unique_ptr<Pending> allgather(const LayoutComms& lc, const TypeCase& t, int n, bool nb,
+                                     unsigned long long seed, bool varied) {
+    const int s = lc.size();
+    auto pd = begin(varied ? "allgatherv" : "allgather", Bytes());
+    int total = s * n;
+    if (varied) {
+      pd->counts = varied_counts(s, n, seed);
+      pd->displs = gapped_displs(pd->counts, &total);
+    }
+    const int mine = varied ? pd->counts[lc.rank()] : n;
+    pd->send = data(t, mine, mix(seed, 1));
+    pd->send_before = pd->send;
+    pd->outputs.push_back({"result", unwritten(t, total), unwritten(t, total)});
+    void* got = pd->outputs.back().got.data();
+    void* expected = pd->outputs.back().expected.data();
+    const void* send = pd->send.data();
+    const rbc::RangeComm& c = lc.comm();
+    if (varied) {
+      const int* counts = pd->counts.data();
+      const int* displs = pd->displs.data();
+      MPI_Allgatherv(send, mine, t.type, expected, counts, displs, t.type, lc.reference());
+      if (nb)
+        pd->request = rbc::iallgatherv(send, mine, t.type, got, counts, displs, t.type, c);
+      else
+        rbc::allgatherv(send, mine, t.type, got, counts, displs, t.type, c);
+    } else {
+      MPI_Allgather(send, n, t.type, expected, n, t.type, lc.reference());
+      if (nb)
+        pd->request = rbc::iallgather(send, n, t.type, got, n, t.type, c);
+      else
+        rbc::allgather(send, n, t.type, got, n, t.type, c);
+    }
+    return pd;
+  }
+
+  // Reference: gather everything (MPI_Gatherv) and sort at the root.
+  std::unique_ptr<Pending> gatherm(const LayoutComms& lc, const TypeCase& t, int n, int root,
+                                   bool nb, unsigned long long seed) {
+    const int s = lc.size();
+    const bool is_root = lc.rank() == root;
+    auto pd = begin(at_root("gatherm", root), Bytes());
+    pd->counts = varied_counts(s, n, seed);
+    int total = 0;
+    for (int c : pd->counts) total += c;
+    pd->displs.assign(s, 0);
+    for (int i = 1; i < s; ++i) pd->displs[i] = pd->displs[i - 1] + pd->counts[i - 1];
+    const int mine = pd->counts[lc.rank()];
+    pd->send = data(t, mine, mix(seed, 1), true);
+    if (t.kind == Kind::kInt) {
+      int* b = reinterpret_cast<int*>(pd->send.data());
+      std::sort(b, b + mine);
+      pd->merger = rbc::merger_for<int>();
+    } else {
+      std::int64_t* b = reinterpret_cast<std::int64_t*>(pd->send.data());
+      std::sort(b, b + mine);
+      pd->merger = rbc::merger_for<std::int64_t>();
+    }
+    pd->send_before = pd->send;
+    void* got = nullptr;
+    Bytes expected = unwritten(t, total);
+    MPI_Gatherv(pd->send.data(), mine, t.type, is_root ? expected.data() : nullptr,
+                pd->counts.data(), pd->displs.data(), t.type, root, lc.reference());
+    if (is_root) {
+      if (t.kind == Kind::kInt) {
+        int* b = reinterpret_cast<int*>(expected.data());
+        std::sort(b, b + total);
+      } else {
+        std::int64_t* b = reinterpret_cast<std::int64_t*>(expected.data());
+        std::sort(b, b + total);
+      }
+      pd->outputs.push_back({"merged result", unwritten(t, total), std::move(expected)});
+      got = pd->outputs.back().got.data();
+    }
+    if (nb)
+      pd->request = rbc::igatherm(pd->send.data(), mine, got, is_root ? total : 0, t.type, root,
+                                  pd->merger, lc.comm());
+    else
+      rbc::gatherm(pd->send.data(), mine, got, is_root ? total : 0, t.type, root, pd->merger,
+                   lc.comm());
+    return pd;
+  }
+
+  // No member's barrier may complete before the last one enters it. The late member enters
+  // only after every other member has reported (over the reference communicator) that its
+  // ibarrier was still incomplete after several tests, so the outcome is deterministic.
+  void check_barrier(const LayoutComms& lc) {
+    rbc::barrier(lc.comm());
+    for (int late : rbc_test::sample_ranks(lc.size(), root_limit_, 3)) {
+      Context context(check_, "ibarrier with member ", late, " entering last");
+      if (lc.rank() == late) {
+        for (int i = 0; i < lc.size() - 1; ++i) {
+          int report[2];
+          MPI_Status status;
+          MPI_Recv(report, 2, MPI_INT, MPI_ANY_SOURCE, 77, lc.reference(), &status);
+          check_.check(report[1] == 0, "member ", report[0],
+                       "'s barrier completed before this member entered it");
+        }
+        rbc::Request r = rbc::ibarrier(lc.comm());
+        r.wait();
+        check_.check(r.done(), "ibarrier not done after wait()");
+      } else {
+        rbc::Request r = rbc::ibarrier(lc.comm());
+        int completed = 0;
+        for (int i = 0; i < 5; ++i) completed |= r.test() ? 1 : 0;
+        const int report[2] = {lc.rank(), completed};
+        MPI_Send(report, 2, MPI_INT, late, 77, lc.reference());
+        r.wait();
+      }
+    }
+  }
+
+  Checker& check_;
+  int p_;
+  int max_layouts_;
+  int world_rank_ = 0;
+  bool sample_ = false;
+  int root_limit_ = 8;
+  MPI_Datatype gapped_pair_ = MPI_DATATYPE_NULL;
+  MPI_Datatype matrix_ = MPI_DATATYPE_NULL;
+  MPI_Op pair_sum_ = MPI_OP_NULL;
+  MPI_Op product_ = MPI_OP_NULL;
+  std::vector<TypeCase> types_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int max_layouts = 1 << 30;
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::string(argv[i]) == "--layouts") max_layouts = std::stoi(argv[i + 1]);
+  return janus::testing::run_test(argc, argv, "collectives_test", [&](Checker& check) {
+    int p = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    Runner(check, p, max_layouts).run();
+  });
+}
