@@ -40,18 +40,24 @@ case "$backend" in
     cmd=(smpirun -np "$np" -platform "$platform" -no-privatize
          --cfg=contexts/guard-size:0 --cfg=contexts/stack-size:1024
          --cfg=smpi/simulate-computation:no
-         --log=root.thres:warning --log=smpi_config.thres:warning
+         --log=root.thres:warning --log=ker_engine.thres:info
          "$program" "$@")
     ;;
   *) echo "run_ranks.sh: --backend must be mpi or smpi, got '$backend'" >&2; exit 2 ;;
 esac
 
 echo "+ ${cmd[*]}"
+log="$scratch/output.log"
 set +e
-timeout -k 10 "$limit" "${cmd[@]}"
-status=$?
+timeout -k 10 "$limit" "${cmd[@]}" 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
 set -e
 if [[ $status -eq 124 || $status -eq 137 ]]; then
   echo "HANG: $backend run on $np ranks did not finish within ${limit}s" >&2
+fi
+# SimGrid ends a deadlocked simulation with exit code 0 after listing the blocked actors.
+if [[ $backend == smpi ]] && grep -q "Deadlock detected" "$log"; then
+  echo "DEADLOCK: the simulated ranks listed above were blocked forever" >&2
+  [[ $status -ne 0 ]] || status=1
 fi
 exit $status
