@@ -55,8 +55,12 @@ set -e
 if [[ $status -eq 124 || $status -eq 137 ]]; then
   echo "HANG: $backend run on $np ranks did not finish within ${limit}s" >&2
 fi
-# SimGrid ends a deadlocked simulation with exit code 0 after listing the blocked actors.
-if [[ $backend == smpi ]] && grep -q "Deadlock detected" "$log"; then
+# SimGrid ends a simulation with exit code 0 after MPI_Abort and after a deadlock (listing the
+# blocked actors); both are failures.
+if [[ $backend == smpi ]] && grep -q "MPI_Abort was called" "$log"; then
+  echo "ABORTED: a simulated rank called MPI_Abort" >&2
+  [[ $status -ne 0 ]] || status=1
+elif [[ $backend == smpi ]] && grep -q "Deadlock detected" "$log"; then
   echo "DEADLOCK: the simulated ranks listed above were blocked forever" >&2
   [[ $status -ne 0 ]] || status=1
 fi

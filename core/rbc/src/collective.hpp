@@ -8,6 +8,7 @@
 #include "rbc/comm.hpp"
 #include "sequencer.hpp"
 #include "tags.hpp"
+#include "wire.hpp"
 
 namespace rbc::detail {
 
@@ -41,14 +42,10 @@ class Collective : public Operation {
   int tag(Phase phase) const { return collective_mpi_tag(comm_.context(), sequence_, phase); }
 
   void send(const void* buf, int count, MPI_Datatype type, int rank, Phase phase) {
-    MPI_Request request;
-    MPI_Isend(buf, count, type, comm_.mpi_rank(rank), tag(phase), comm_.mpi_comm(), &request);
-    await(request);
+    post_send(*this, comm_, buf, count, type, comm_.mpi_rank(rank), tag(phase));
   }
   void receive(void* buf, int count, MPI_Datatype type, int rank, Phase phase) {
-    MPI_Request request;
-    MPI_Irecv(buf, count, type, comm_.mpi_rank(rank), tag(phase), comm_.mpi_comm(), &request);
-    await(request);
+    post_recv(*this, comm_, buf, count, type, comm_.mpi_rank(rank), tag(phase));
   }
 
   RangeComm comm_;

@@ -10,16 +10,16 @@ namespace rbc {
 
 namespace {
 // Context of a communicator spanning a whole MPI communicator.
-constexpr std::uint32_t kRootContext = 1;
-constexpr std::uint32_t kLeftSalt = 0x15a5au;
-constexpr std::uint32_t kRightSalt = 0x0a5a5u;
+constexpr std::uint64_t kRootId = 1;
+constexpr std::uint64_t kLeftSalt = 0x5bd1e9955bd1e995ull;
+constexpr std::uint64_t kRightSalt = 0xc2b2ae3d27d4eb4full;
 }  // namespace
 
-RangeComm::RangeComm(MPI_Comm comm, Range range, int rank, std::uint32_t context)
+RangeComm::RangeComm(MPI_Comm comm, Range range, int rank, std::uint64_t id)
     : mpi_comm_(comm),
       range_(range),
       rank_(rank),
-      context_(context),
+      id_(id),
       sequencer_(rank >= 0 ? std::make_shared<detail::Sequencer>() : nullptr) {}
 
 RangeComm RangeComm::from_mpi(MPI_Comm comm) {
@@ -34,7 +34,7 @@ RangeComm RangeComm::from_mpi(MPI_Comm comm) {
   int size = 0, rank = 0;
   MPI_Comm_size(comm, &size);
   MPI_Comm_rank(comm, &rank);
-  return RangeComm(comm, Range(0, size - 1), rank, kRootContext);
+  return RangeComm(comm, Range(0, size - 1), rank, kRootId);
 }
 
 void RangeComm::require_member() const {
@@ -66,11 +66,12 @@ detail::Sequencer& RangeComm::sequencer() const {
   return *sequencer_;
 }
 
-RangeComm RangeComm::child(const Range& members, std::uint32_t salt) const {
+std::uint32_t RangeComm::context() const { return static_cast<std::uint32_t>(id_) & detail::kContextMask; }
+
+RangeComm RangeComm::child(const Range& members, std::uint64_t salt) const {
   int my_mpi_rank = 0;
   MPI_Comm_rank(mpi_comm_, &my_mpi_rank);
-  return RangeComm(mpi_comm_, members, members.rank_of(my_mpi_rank),
-                   detail::child_context(context_ ^ salt, members));
+  return RangeComm(mpi_comm_, members, members.rank_of(my_mpi_rank), detail::child_id(id_ ^ salt, members));
 }
 
 RangeComm RangeComm::split(int first, int last, int stride) const {

@@ -3,11 +3,24 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "rbc/status.hpp"
 
 namespace rbc::detail {
+
+// A message in flight in the checked build (RBC_CHECK_ENVELOPE): the wire bytes (envelope +
+// packed payload) and, for receives, where the payload goes and which envelope must arrive.
+struct Transit {
+  std::vector<char> wire;
+  bool is_receive = false;
+  void* buf = nullptr;
+  int count = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  std::uint64_t comm_id = 0;
+  std::uint64_t sequence = 0;
+};
 
 // A nonblocking operation as a state machine. Each state ends by posting the MPI requests it
 // depends on; progress() tests them and, once all are complete, runs the next state. Waiting
@@ -23,42 +36,34 @@ class Operation {
   // (a wildcard receive that has not found its message yet).
   std::vector<MPI_Request>& awaited() { return awaited_; }
 
-  // Called when awaited()[index] completed outside progress() (by a wait on several operations).
-  virtual void completed(std::size_t index, const MPI_Status& status) {
-    (void)index;
-    (void)status;
-  }
+  // Bookkeeping once awaited()[index] has completed, wherever it was completed.
+  void request_done(std::size_t index, const MPI_Status& status);
 
   // Blocks until this operation may be able to progress (default: one awaited request completes).
   virtual void block();
 
   const Status& status() const { return status_; }
 
+  void await(MPI_Request request, Transit transit = Transit()) {
+    awaited_.push_back(request);
+    transits_.push_back(std::move(transit));
+  }
+
  protected:
-  void await(MPI_Request request) { awaited_.push_back(request); }
+  // Hook for operations that want the status of a completed request.
+  virtual void completed(std::size_t index, const MPI_Status& status) {
+    (void)index;
+    (void)status;
+  }
 
   // Tests the awaited requests; true (and the list cleared) once all are complete.
-  bool awaited_complete() {
-    bool all = true;
-    for (std::size_t i = 0; i < awaited_.size(); ++i) {
-      if (awaited_[i] == MPI_REQUEST_NULL) continue;
-      int flag = 0;
-      MPI_Status status;
-      MPI_Test(&awaited_[i], &flag, &status);
-      if (flag) {
-        completed(i, status);
-      } else {
-        all = false;
-      }
-    }
-    if (all) awaited_.clear();
-    return all;
-  }
+  bool awaited_complete();
 
   Status status_;
 
  private:
   std::vector<MPI_Request> awaited_;
+  std::vector<Transit> transits_;
 };
 
 // Blocks until at least one awaited request of the given (incomplete) operations completes,

@@ -5,14 +5,11 @@
 #include "checks.hpp"
 #include "operation.hpp"
 #include "tags.hpp"
+#include "wire.hpp"
 
 namespace rbc {
 
-int Status::count(MPI_Datatype type) const {
-  int n = 0;
-  MPI_Get_count(&mpi, type, &n);
-  return n;
-}
+int Status::count(MPI_Datatype type) const { return detail::payload_count(mpi, type); }
 
 namespace {
 
@@ -56,9 +53,10 @@ MPI_Status probe_member_message(const RangeComm& comm, int mpi_tag) {
   return found;
 }
 
-class RequestOperation : public detail::Operation {
+// A single posted send or receive.
+class Transfer : public detail::Operation {
  public:
-  RequestOperation(const RangeComm& comm, MPI_Request request) : comm_(comm) { await(request); }
+  explicit Transfer(const RangeComm& comm) : comm_(comm) {}
   bool progress() override { return awaited_complete(); }
   void completed(std::size_t, const MPI_Status& status) override { status_ = translate(comm_, status); }
 
@@ -90,9 +88,7 @@ class WildcardReceive : public detail::Operation {
 
  private:
   void post(int mpi_source) {
-    MPI_Request request;
-    MPI_Irecv(buf_, count_, type_, mpi_source, mpi_tag_, comm_.mpi_comm(), &request);
-    await(request);
+    detail::post_recv(*this, comm_, buf_, count_, type_, mpi_source, mpi_tag_);
     posted_ = true;
   }
 
@@ -122,16 +118,14 @@ void check_recv(const char* call, int count, MPI_Datatype type, int source, int 
 
 void send(const void* buf, int count, MPI_Datatype type, int dest, int tag, const RangeComm& comm) {
   check_send("send", count, type, dest, tag, comm);
-  MPI_Send(buf, count, type, mpi_peer(comm, dest), detail::user_mpi_tag(comm.context(), tag),
-           comm.mpi_comm());
+  detail::send_now(comm, buf, count, type, mpi_peer(comm, dest), detail::user_mpi_tag(comm.context(), tag));
 }
 
 Request isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, const RangeComm& comm) {
   check_send("isend", count, type, dest, tag, comm);
-  MPI_Request request;
-  MPI_Isend(buf, count, type, mpi_peer(comm, dest), detail::user_mpi_tag(comm.context(), tag),
-            comm.mpi_comm(), &request);
-  return Request(std::make_unique<RequestOperation>(comm, request));
+  auto op = std::make_unique<Transfer>(comm);
+  detail::post_send(*op, comm, buf, count, type, mpi_peer(comm, dest), detail::user_mpi_tag(comm.context(), tag));
+  return Request(std::move(op));
 }
 
 Status recv(void* buf, int count, MPI_Datatype type, int source, int tag, const RangeComm& comm) {
@@ -139,9 +133,7 @@ Status recv(void* buf, int count, MPI_Datatype type, int source, int tag, const 
   const int mpi_tag = detail::user_mpi_tag(comm.context(), tag);
   const int mpi_source =
       source == MPI_ANY_SOURCE ? probe_member_message(comm, mpi_tag).MPI_SOURCE : mpi_peer(comm, source);
-  MPI_Status status;
-  MPI_Recv(buf, count, type, mpi_source, mpi_tag, comm.mpi_comm(), &status);
-  return translate(comm, status);
+  return translate(comm, detail::recv_now(comm, buf, count, type, mpi_source, mpi_tag));
 }
 
 Request irecv(void* buf, int count, MPI_Datatype type, int source, int tag, const RangeComm& comm) {
@@ -150,9 +142,9 @@ Request irecv(void* buf, int count, MPI_Datatype type, int source, int tag, cons
   if (source == MPI_ANY_SOURCE) {
     return Request(std::make_unique<WildcardReceive>(buf, count, type, mpi_tag, comm));
   }
-  MPI_Request request;
-  MPI_Irecv(buf, count, type, mpi_peer(comm, source), mpi_tag, comm.mpi_comm(), &request);
-  return Request(std::make_unique<RequestOperation>(comm, request));
+  auto op = std::make_unique<Transfer>(comm);
+  detail::post_recv(*op, comm, buf, count, type, mpi_peer(comm, source), mpi_tag);
+  return Request(std::move(op));
 }
 
 Status sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
@@ -160,18 +152,10 @@ Status sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int d
                 const RangeComm& comm) {
   check_send("sendrecv", sendcount, sendtype, dest, sendtag, comm);
   check_recv("sendrecv", recvcount, recvtype, source, recvtag, comm);
-  if (source == MPI_ANY_SOURCE) {
-    Request outgoing = isend(sendbuf, sendcount, sendtype, dest, sendtag, comm);
-    Status status = recv(recvbuf, recvcount, recvtype, source, recvtag, comm);
-    outgoing.wait();
-    return status;
-  }
-  MPI_Status status;
-  MPI_Sendrecv(sendbuf, sendcount, sendtype, mpi_peer(comm, dest),
-               detail::user_mpi_tag(comm.context(), sendtag), recvbuf, recvcount, recvtype,
-               mpi_peer(comm, source), detail::user_mpi_tag(comm.context(), recvtag),
-               comm.mpi_comm(), &status);
-  return translate(comm, status);
+  Request outgoing = isend(sendbuf, sendcount, sendtype, dest, sendtag, comm);
+  Status status = recv(recvbuf, recvcount, recvtype, source, recvtag, comm);
+  outgoing.wait();
+  return status;
 }
 
 Status probe(int source, int tag, const RangeComm& comm) {

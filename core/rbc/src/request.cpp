@@ -4,6 +4,7 @@
 
 #include "operation.hpp"
 #include "rbc/error.hpp"
+#include "wire.hpp"
 
 namespace rbc {
 
@@ -30,7 +31,32 @@ void wait_for_some(Operation* const* ops, std::size_t count) {
   if (index == MPI_UNDEFINED) return;
   auto [op, i] = owner[static_cast<std::size_t>(index)];
   op->awaited()[i] = MPI_REQUEST_NULL;
-  op->completed(i, status);
+  op->request_done(i, status);
+}
+
+void Operation::request_done(std::size_t index, const MPI_Status& status) {
+  finish_transit(transits_[index], status);
+  completed(index, status);
+}
+
+bool Operation::awaited_complete() {
+  bool all = true;
+  for (std::size_t i = 0; i < awaited_.size(); ++i) {
+    if (awaited_[i] == MPI_REQUEST_NULL) continue;
+    int flag = 0;
+    MPI_Status status;
+    MPI_Test(&awaited_[i], &flag, &status);
+    if (flag) {
+      request_done(i, status);
+    } else {
+      all = false;
+    }
+  }
+  if (all) {
+    awaited_.clear();
+    transits_.clear();
+  }
+  return all;
 }
 
 void Operation::block() {

@@ -1,7 +1,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 
 #include "rbc/error.hpp"
 #include "tags.hpp"
@@ -9,9 +11,13 @@
 namespace rbc::detail {
 
 // Numbers the collectives of one communicator on one rank. All members start collectives in
-// the same order, so the numbers agree without communication.
+// the same order, so the numbers agree without communication. The checked build also numbers
+// messages per (peer, tag) in each direction.
 class Sequencer {
  public:
+  std::uint64_t next_sent(int mpi_peer, int mpi_tag) { return sent_[{mpi_peer, mpi_tag}]++; }
+  std::uint64_t next_received(int mpi_peer, int mpi_tag) { return received_[{mpi_peer, mpi_tag}]++; }
+
   std::uint32_t start() {
     if (outstanding_ >= kMaxOutstandingCollectives) {
       throw Error("more than " + std::to_string(kMaxOutstandingCollectives) +
@@ -25,6 +31,8 @@ class Sequencer {
  private:
   std::uint32_t next_ = 0;
   int outstanding_ = 0;
+  std::map<std::pair<int, int>, std::uint64_t> sent_;
+  std::map<std::pair<int, int>, std::uint64_t> received_;
 };
 
 }  // namespace rbc::detail

@@ -51,10 +51,11 @@ inline int collective_mpi_tag(std::uint32_t context, std::uint32_t sequence, int
 
 inline int user_tag_of(int mpi_tag) { return mpi_tag & max_user_tag; }
 
-// Context of a sub-communicator: a mix of the parent's context and the member set (in ranks of
-// the MPI communicator), so every member computes the same value locally. Distinct communicators
-// collide with probability 2^-17; the debug envelope of the property tests watches for it.
-inline std::uint32_t child_context(std::uint32_t parent, const Range& members) {
+// Identity of a sub-communicator: a mix of the parent's identity and the member set (in ranks of
+// the MPI communicator), so every member computes the same value locally. Its low 17 bits are
+// the context in the tag: distinct communicators share a context with probability 2^-17, which
+// the checked build's envelope (full 64 bits) detects.
+inline std::uint64_t child_id(std::uint64_t parent, const Range& members) {
   std::uint64_t h = 0x9e3779b97f4a7c15ull ^ parent;
   for (std::uint64_t v : {static_cast<std::uint64_t>(members.first()),
                           static_cast<std::uint64_t>(members.stride()),
@@ -66,7 +67,7 @@ inline std::uint32_t child_context(std::uint32_t parent, const Range& members) {
     h *= 0x94d049bb133111ebull;
     h ^= h >> 31;
   }
-  return static_cast<std::uint32_t>(h) & kContextMask;
+  return h;
 }
 
 }  // namespace rbc::detail

@@ -59,22 +59,23 @@ class RangeComm {
   // Member rank of an mpi_comm() rank, or -1.
   int rank_of_mpi(int mpi_rank) const { return range().rank_of(mpi_rank); }
 
-  // Identifies the communicator within its MPI communicator's tag space (17 bits), computed
-  // from the parent's context and the range.
-  std::uint32_t context() const { return context_; }
+  // 64-bit identity, computed from the parent's identity and the range; context() is the part
+  // of it that travels in MPI tags (17 bits).
+  std::uint64_t id() const { return id_; }
+  std::uint32_t context() const;
 
   // Internal: per-communicator collective sequence shared by copies.
   detail::Sequencer& sequencer() const;
 
  private:
-  RangeComm(MPI_Comm comm, Range range, int rank, std::uint32_t context);
+  RangeComm(MPI_Comm comm, Range range, int rank, std::uint64_t id);
   void require_member() const;
-  RangeComm child(const Range& members, std::uint32_t salt) const;
+  RangeComm child(const Range& members, std::uint64_t salt) const;
 
   MPI_Comm mpi_comm_ = MPI_COMM_NULL;
   Range range_{0, 0, 1};
   int rank_ = -1;
-  std::uint32_t context_ = 0;
+  std::uint64_t id_ = 0;
   std::shared_ptr<detail::Sequencer> sequencer_;
 };
 

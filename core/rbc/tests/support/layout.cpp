@@ -131,44 +131,60 @@ LayoutComms::LayoutComms(const Layout& layout, janus::testing::Checker& check)
   if (layout.reversed_parent) MPI_Comm_split(MPI_COMM_WORLD, 0, p - 1 - w, &reversed_);
 
   janus::testing::Context context(check, "creating ", name_);
-  const int my_parent_rank = layout.reversed_parent ? p - 1 - w : w;
+  int ok = 1;
   try {
-    rbc::RangeComm current =
-        rbc::RangeComm::from_mpi(layout.reversed_parent ? reversed_ : MPI_COMM_WORLD);
-    rbc::Range range(0, p - 1);
-    for (const Step& s : layout.steps) {
-      const rbc::Range next = apply(range, s);
-      rbc::RangeComm made;
-      if (s.kind == Step::kSplit) {
-        made = current.split(s.a, s.b, s.stride);
-      } else {
-        auto halves = current.janus_split(s.a, s.b);
-        made = s.kind == Step::kJanusLeft ? halves.first : halves.second;
-      }
-      const int expected_rank = next.rank_of(my_parent_rank);
-      if (!check.equal(made.is_member(), expected_rank >= 0, describe(s), ": is_member()") &&
-          member()) {
-        throw std::runtime_error("a member of " + name_ + " got a non-member communicator");
-      }
-      if (expected_rank < 0) return;  // a non-member stops here, as intended
-      check.equal(made.rank(), expected_rank, describe(s), ": rank()");
-      check.equal(made.size(), next.size(), describe(s), ": size()");
-      check.check(made.range() == next, describe(s), ": range() is ", made.first(), "..",
-                  made.last(), " stride ", made.stride(), ", expected ", next.first(), "..",
-                  next.last(), " stride ", next.stride());
-      for (int r : sample_ranks(next.size(), 16, 7))
-        check.equal(made.mpi_rank(r), next.at(r), describe(s), ": mpi_rank(", r, ")");
-      check.equal(made.rank_of_mpi(my_parent_rank), expected_rank, describe(s),
-                  ": rank_of_mpi(own parent rank)");
-      current = made;
-      range = next;
-    }
-    check.check(current.is_member() == member(), "final membership");
-    if (member()) comm_ = current;
+    ok = build(layout, check) ? 1 : 0;
   } catch (const std::exception& e) {
     check.fail("unexpected exception: ", e.what());
-    throw;
+    ok = 0;
   }
+  // A layout that failed anywhere is skipped everywhere, so no member waits for another that
+  // gave up (the failure is already recorded).
+  int all_ok = 0;
+  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (!all_ok) {
+    rank_ = -1;
+    comm_ = rbc::RangeComm();
+    if (reference_ != MPI_COMM_NULL) MPI_Comm_free(&reference_);
+  }
+}
+
+bool LayoutComms::build(const Layout& layout, janus::testing::Checker& check) {
+  int p = 0, w = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  MPI_Comm_rank(MPI_COMM_WORLD, &w);
+  const int my_parent_rank = layout.reversed_parent ? p - 1 - w : w;
+  rbc::RangeComm current =
+      rbc::RangeComm::from_mpi(layout.reversed_parent ? reversed_ : MPI_COMM_WORLD);
+  rbc::Range range(0, p - 1);
+  for (const Step& s : layout.steps) {
+    const rbc::Range next = apply(range, s);
+    rbc::RangeComm made;
+    if (s.kind == Step::kSplit) {
+      made = current.split(s.a, s.b, s.stride);
+    } else {
+      auto halves = current.janus_split(s.a, s.b);
+      made = s.kind == Step::kJanusLeft ? halves.first : halves.second;
+    }
+    const int expected_rank = next.rank_of(my_parent_rank);
+    if (!check.equal(made.is_member(), expected_rank >= 0, describe(s), ": is_member()"))
+      return false;
+    if (expected_rank < 0) return true;  // a non-member stops here, as intended
+    bool ok = check.equal(made.rank(), expected_rank, describe(s), ": rank()");
+    ok &= check.equal(made.size(), next.size(), describe(s), ": size()");
+    ok &= check.check(made.range() == next, describe(s), ": range() is ", made.first(), "..",
+                      made.last(), " stride ", made.stride(), ", expected ", next.first(), "..",
+                      next.last(), " stride ", next.stride());
+    for (int r : sample_ranks(next.size(), 16, 7))
+      ok &= check.equal(made.mpi_rank(r), next.at(r), describe(s), ": mpi_rank(", r, ")");
+    ok &= check.equal(made.rank_of_mpi(my_parent_rank), expected_rank, describe(s),
+                      ": rank_of_mpi(own parent rank)");
+    if (!ok) return false;
+    current = made;
+    range = next;
+  }
+  if (member()) comm_ = current;
+  return true;
 }
 
 LayoutComms::~LayoutComms() {

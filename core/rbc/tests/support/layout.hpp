@@ -44,7 +44,8 @@ std::vector<int> sample_ranks(int size, int limit, unsigned salt);
 
 // One layout as seen by this rank. Constructing it is collective over MPI_COMM_WORLD (the
 // reference communicator is made by MPI_Comm_split); it checks that the RBC communicator
-// reports the expected members, and that non-members get a communicator that says so.
+// reports the expected members, and that non-members get a communicator that says so. If that
+// fails on any rank, the failure is recorded and every rank treats itself as a non-member.
 class LayoutComms {
  public:
   LayoutComms(const Layout& layout, janus::testing::Checker& check);
@@ -62,6 +63,8 @@ class LayoutComms {
   const std::string& name() const { return name_; }
 
  private:
+  bool build(const Layout& layout, janus::testing::Checker& check);
+
   std::string name_;
   std::vector<int> world_ranks_;
   int rank_ = -1;
