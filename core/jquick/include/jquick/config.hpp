@@ -1,0 +1,82 @@
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace jquick {
+
+// Thrown for bad input (mismatched datatype, NaN keys under the default comparator, a share
+// that does not fit an MPI count). Every PE of the sort throws the same error, before or
+// instead of any data exchange, so no PE is left waiting for another.
+class Error : public std::invalid_argument {
+ public:
+  explicit Error(const std::string& what) : std::invalid_argument("jquick: " + what) {}
+};
+
+// Which communicators the recursion runs on. Both do identical work (same pivots, same
+// messages, bit-identical output for the same seed); they differ only in how groups are made.
+enum class Layer {
+  rbc,               // rbc::RangeComm: O(1) local splits, RBC's nonblocking collectives
+  mpi_create_group,  // per level MPI_Comm_create_group over MPI_Group_range_incl
+  mpi_split,         // per level MPI_Comm_split (collective over the parent group)
+};
+
+// In which order a PE that belongs to two new groups creates their MPI communicators
+// (paper section VIII-B). Irrelevant for Layer::rbc, whose splits are local.
+enum class Schedule {
+  cascaded,     // always the left group first: creations can wait for each other in a chain
+  alternating,  // left first iff (rank + level) is even, so neighbouring januses usually differ
+};
+
+struct Config {
+  std::uint64_t seed = 0x6a616e7573ULL;
+  Layer layer = Layer::rbc;
+  Schedule schedule = Schedule::alternating;
+  // The pivot is the median of k = max(k1 log2 p', k2 n'/p', k3) samples of a group of p' PEs
+  // holding n' elements (the thesis' tuned values).
+  double k1 = 16.0;
+  double k2 = 1.0 / 50.0;
+  double k3 = 9.0;
+  // Added to every global index (a test knob: exercises 64-bit index arithmetic far beyond
+  // 2^32 without 2^32 elements). Results do not depend on it.
+  std::int64_t index_base = 0;
+};
+
+// Per-PE measurements (MPI_Wtime seconds; simulated time under SMPI). Taking them does not
+// change what is computed. When a janus PE works on two groups at once, waiting time goes to
+// the earliest phase either group is still in.
+struct Stats {
+  double total = 0;
+  double pivot_selection = 0;        // sampling, merging gather, pivot broadcast
+  double partition = 0;              // local partitioning around the pivot
+  double exchange_calculation = 0;   // scan-and-broadcast of the counts, message plan
+  double exchange = 0;               // data exchange until this PE's share has arrived
+  double communicator_creation = 0;  // creating (and freeing) group communicators
+  double base_cases = 0;             // deferred 1- and 2-PE base cases, local sorting
+  int levels = 0;                    // distributed recursion levels this PE took part in
+  int janus_levels = 0;              // of those, levels on which it worked for two groups
+  int retries = 0;                   // levels repeated because the pivot was a group maximum
+  long long messages_sent = 0;       // data-exchange messages (base cases included)
+  long long messages_received = 0;
+};
+
+// A strict weak order for floating-point keys that also covers NaN: NaNs compare equal to each
+// other and greater than every number. Pass it instead of std::less to sort inputs with NaN.
+template <class T>
+struct NanLastLess {
+  bool operator()(const T& a, const T& b) const {
+    if (std::isnan(a)) return false;
+    if (std::isnan(b)) return true;
+    return a < b;
+  }
+};
+
+const char* layer_name(Layer layer);
+const char* schedule_name(Schedule schedule);
+// Accepts "rbc", "mpi_create_group" / "create_group", "mpi_split" / "split"; throws Error.
+Layer parse_layer(const std::string& text);
+Schedule parse_schedule(const std::string& text);
+
+}  // namespace jquick

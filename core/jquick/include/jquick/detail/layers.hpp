@@ -1,0 +1,178 @@
+#pragma once
+
+// The two communication layers JQuick runs on. The algorithm (sorter.hpp) is written once
+// against this small interface:
+//
+//   Comm                      a group communicator (value type)
+//   Pool                      the pending nonblocking operations of one PE; progress() blocks
+//                             until at least one completes and runs its continuation
+//   gather_merge, bcast, scan_and_bcast, isend, irecv
+//                             start an operation in a Pool; the continuation runs on completion
+//   create_child, release     group communicators for the next level
+//
+// Pools never spin on test: when nothing has completed they block in wait_any (RBC) or
+// MPI_Waitany, so simulated time advances under SMPI.
+
+#include <mpi.h>
+
+#include <functional>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "rbc/rbc.hpp"
+
+namespace jquick::detail {
+
+using Done = std::function<void()>;
+using RecvDone = std::function<void(int source, int count)>;
+
+// Progress policy (deadlock-free, never polling): run what has completed; otherwise, while
+// collectives or posted receives are pending, block in rbc::wait_any on them (sends progress
+// inside MPI meanwhile); once only wildcard data receives (and sends) remain, block in
+// rbc::probe for one of them and receive it; with only sends left, wait for those. A PE
+// therefore never blocks in a probe while a collective needs it, and never waits on its sends
+// while it should be receiving. Wildcard receives are probe + recv rather than RBC's polling
+// wildcard irecv, so no MPI_Iprobe/MPI_Test is repeated while nothing happens.
+class RbcPool {
+ public:
+  using Callback = std::function<void(const rbc::Status*)>;
+  void add_send(rbc::Request request);
+  void add(rbc::Request request, Callback callback, bool wants_status = false);
+  // One message from any member of `comm` with `tag`, at most `capacity` elements, into buf.
+  void add_wildcard_receive(const rbc::RangeComm& comm, int tag, void* buf, int capacity,
+                            MPI_Datatype type, RecvDone done);
+  bool empty() const { return others_.pending == 0 && sends_.pending == 0 && slots_.empty(); }
+  // Runs the continuation of at least one completed operation, blocking until one completes.
+  void progress();
+
+ private:
+  struct Requests {
+    std::vector<rbc::Request> requests;
+    std::vector<Callback> callbacks;
+    std::vector<char> handled;
+    std::vector<char> wants_status;
+    std::size_t pending = 0;
+    void add(rbc::Request request, Callback callback, bool wants_status);
+    bool run_completed();
+    void run(std::size_t index);
+    void wait_one();
+    void compact();
+  };
+  struct Slot {
+    rbc::RangeComm comm;
+    int tag;
+    void* buf;
+    int capacity;
+    MPI_Datatype type;
+    RecvDone done;
+  };
+  void receive_one();
+
+  Requests others_;
+  Requests sends_;
+  std::vector<Slot> slots_;
+};
+
+class MpiPool {
+ public:
+  using Callback = std::function<void(const MPI_Status&)>;
+  void add(MPI_Request request, Callback callback);
+  bool empty() const { return pending_ == 0; }
+  void progress();
+
+ private:
+  void compact();
+
+  std::vector<MPI_Request> requests_;
+  std::vector<Callback> callbacks_;
+  std::size_t pending_ = 0;
+};
+
+class RbcLayer {
+ public:
+  using Comm = rbc::RangeComm;
+  using Pool = RbcPool;
+
+  explicit RbcLayer(const rbc::RangeComm& root) : root_(root) {}
+  const Comm& root() const { return root_; }
+  static int rank(const Comm& comm) { return comm.rank(); }
+  static int size(const Comm& comm) { return comm.size(); }
+
+  // Every member contributes a sorted run; the root receives all `total` elements sorted.
+  void gather_merge(Pool& pool, const Comm& comm, const void* send, int count, void* recv,
+                    int total, MPI_Datatype type, const rbc::Merger& merge, Done done);
+  void bcast(Pool& pool, const Comm& comm, void* buf, int count, MPI_Datatype type, int root,
+             Done done);
+  // Inclusive prefix sums and totals of `count` long longs.
+  void scan_and_bcast(Pool& pool, const Comm& comm, const long long* send, long long* prefix,
+                      long long* total, int count, Done done);
+  void isend(Pool& pool, const Comm& comm, const void* buf, int count, MPI_Datatype type,
+             int dest, int tag);
+  void irecv(Pool& pool, const Comm& comm, void* buf, int count, MPI_Datatype type, int source,
+             int tag, RecvDone done);
+  // One message from any member; `capacity` bounds it, it may be shorter.
+  void receive_any(Pool& pool, const Comm& comm, void* buf, int capacity, MPI_Datatype type,
+                   int tag, RecvDone done);
+
+  // Local: members of parent range [first, last] (parent ranks) call it; no one else needs to.
+  bool creation_needs_all_parent_members() const { return false; }
+  Comm create_child(const Comm& parent, int first, int last, bool member, int which);
+  void release(Comm& comm) { comm = Comm(); }
+
+ private:
+  rbc::RangeComm root_;
+};
+
+// A native MPI communicator of one group.
+struct MpiGroupComm {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rank = -1;
+  int size = 0;
+};
+
+class MpiLayer {
+ public:
+  using Comm = MpiGroupComm;
+  using Pool = MpiPool;
+
+  // Duplicates `comm` for the top level (freed by the destructor). use_split selects
+  // MPI_Comm_split instead of MPI_Comm_create_group for the groups of later levels.
+  MpiLayer(MPI_Comm comm, bool use_split);
+  ~MpiLayer();
+  MpiLayer(const MpiLayer&) = delete;
+  MpiLayer& operator=(const MpiLayer&) = delete;
+
+  const Comm& root() const { return root_; }
+  static int rank(const Comm& comm) { return comm.rank; }
+  static int size(const Comm& comm) { return comm.size; }
+
+  // MPI_Igather of the counts, MPI_Igatherv of the runs, then a local merge at the root.
+  void gather_merge(Pool& pool, const Comm& comm, const void* send, int count, void* recv,
+                    int total, MPI_Datatype type, const rbc::Merger& merge, Done done);
+  void bcast(Pool& pool, const Comm& comm, void* buf, int count, MPI_Datatype type, int root,
+             Done done);
+  // MPI_Iscan, then MPI_Ibcast of the last rank's prefix.
+  void scan_and_bcast(Pool& pool, const Comm& comm, const long long* send, long long* prefix,
+                      long long* total, int count, Done done);
+  void isend(Pool& pool, const Comm& comm, const void* buf, int count, MPI_Datatype type,
+             int dest, int tag);
+  void irecv(Pool& pool, const Comm& comm, void* buf, int count, MPI_Datatype type, int source,
+             int tag, RecvDone done);
+  // MPI_Irecv from MPI_ANY_SOURCE with the capacity as count: MPI_Waitany covers it.
+  void receive_any(Pool& pool, const Comm& comm, void* buf, int capacity, MPI_Datatype type,
+                   int tag, RecvDone done) {
+    irecv(pool, comm, buf, capacity, type, MPI_ANY_SOURCE, tag, std::move(done));
+  }
+
+  // MPI_Comm_split is collective over the parent, so with it non-members call too.
+  bool creation_needs_all_parent_members() const { return use_split_; }
+  Comm create_child(const Comm& parent, int first, int last, bool member, int which);
+  void release(Comm& comm);
+
+ private:
+  Comm root_;
+  bool use_split_;
+};
+
+}  // namespace jquick::detail

@@ -1,0 +1,674 @@
+#pragma once
+
+// Janus Quicksort, written once for both communication layers (layers.hpp).
+//
+// Global picture. After the first scan every PE knows n and hence the balanced target layout
+// (layout.hpp): PE i owns global indices [start(i), end(i)). A task is an interval [gb, ge) of
+// global indices; its group is the owners of that interval, a contiguous range of PEs. A PE
+// belongs to at most two unfinished multi-PE tasks at a time (one reaching in from the left,
+// one from the right); when it belongs to two it is a janus PE and runs both tasks' levels
+// together: all their nonblocking operations sit in one pool, progressed by one blocking wait.
+//
+// One level of a task: (1) samples are drawn at global indices (binomial split of the count
+// down a tree over the indices, local), sorted, merged into group rank 0 by a merging gather;
+// the median (key, index) is broadcast. (2) Each PE partitions its segment: an element is
+// small iff (key, index) <= pivot; with the pivot's index known, elements before it compare
+// with <=, elements after it with <, so the tie-break costs no communication. (3) One
+// scan-and-broadcast of (small, large) counts gives every PE the target indices of its small
+// elements (gb + prefix) and large ones (gb + s + prefix). (4) Data are sent with nonblocking
+// sends to the owners of those indices; each PE receives with ANY_SOURCE until its share has
+// arrived, then orders the received pieces by (kind, source), so the layout (and with it the
+// next level's tie-break) is deterministic. (5) The children [gb, gb+s) and [gb+s, ge) get
+// groups (RBC: local split; MPI: communicator creation in the configured schedule). Children
+// on one or two PEs are base cases, solved after the distributed phase.
+//
+// The first level differs only in its source layout: each PE's input occupies the indices
+// [prefix, prefix + m) of the input order, so arbitrary input sizes (and empty PEs) are
+// rebalanced by the first exchange.
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "jquick/config.hpp"
+#include "jquick/detail/layers.hpp"
+#include "jquick/detail/layout.hpp"
+#include "jquick/detail/random.hpp"
+
+namespace jquick::detail {
+
+enum Phase : int {
+  kPivot = 0,
+  kPartition,
+  kCalculation,
+  kExchange,
+  kCreation,
+  kBase,
+  kDone,
+};
+
+// Adds the time since the last switch to the phase that was running.
+class PhaseClock {
+ public:
+  explicit PhaseClock(Stats& stats) : stats_(stats), last_(MPI_Wtime()) {}
+  void to(int phase) {
+    const double now = MPI_Wtime();
+    if (double* slot = slot_of(current_)) *slot += now - last_;
+    last_ = now;
+    current_ = phase;
+  }
+
+ private:
+  double* slot_of(int phase) {
+    switch (phase) {
+      case kPivot: return &stats_.pivot_selection;
+      case kPartition: return &stats_.partition;
+      case kCalculation: return &stats_.exchange_calculation;
+      case kExchange: return &stats_.exchange;
+      case kCreation: return &stats_.communicator_creation;
+      case kBase: return &stats_.base_cases;
+      default: return nullptr;
+    }
+  }
+  Stats& stats_;
+  double last_;
+  int current_ = kDone;
+};
+
+// Checks that `type` describes T exactly; the same on every PE, so all throw together.
+void check_datatype(MPI_Datatype type, std::size_t element_size);
+
+template <class T, class Less, class LayerT>
+class Sorter {
+  static_assert(std::is_trivially_copyable<T>::value,
+                "jquick::sort needs trivially copyable elements (they travel as MPI data)");
+
+ public:
+  using Comm = typename LayerT::Comm;
+  using Pool = typename LayerT::Pool;
+
+  Sorter(LayerT& layer, MPI_Datatype type, Less less, const Config& config, Stats& stats)
+      : layer_(layer), type_(type), less_(less), config_(config), stats_(stats), clock_(stats) {
+    rank_ = LayerT::rank(layer_.root());
+    p_ = LayerT::size(layer_.root());
+    MPI_Type_contiguous(static_cast<int>(sizeof(Sample)), MPI_BYTE, &sample_type_);
+    MPI_Type_commit(&sample_type_);
+  }
+  ~Sorter() { MPI_Type_free(&sample_type_); }
+  Sorter(const Sorter&) = delete;
+  Sorter& operator=(const Sorter&) = delete;
+
+  void sort(std::vector<T>& data) {
+    if (data.size() > static_cast<std::size_t>(INT64_MAX / 2)) throw Error("input too large");
+    clock_.to(kCalculation);
+    long long mine[2] = {static_cast<long long>(data.size()), count_nans(data)};
+    long long prefix[2] = {0, 0}, total[2] = {0, 0};
+    {
+      Pool pool;
+      layer_.scan_and_bcast(pool, layer_.root(), mine, prefix, total, 2, [] {});
+      while (!pool.empty()) pool.progress();
+    }
+    if (total[1] > 0) {
+      throw Error("the input holds " + std::to_string(total[1]) +
+                  " NaN keys, which std::less does not order; remove them or pass "
+                  "jquick::NanLastLess<T> to sort them last");
+    }
+    const std::int64_t n = total[0];
+    layout_ = std::make_unique<Layout>(n, p_, config_.index_base);
+    if (layout_->cap(0) > INT_MAX) {
+      throw Error("a PE's share of " + std::to_string(layout_->cap(0)) +
+                  " elements exceeds the MPI count limit INT_MAX");
+    }
+    my_start_ = layout_->start(rank_);
+    my_end_ = layout_->end(rank_);
+    work_.assign(static_cast<std::size_t>(layout_->cap(rank_)), T());
+    input_ = &data;
+    input_start_ = config_.index_base + (prefix[0] - mine[0]);
+
+    if (n > 0) {
+      auto root = std::make_unique<Task>();
+      root->gb = config_.index_base;
+      root->ge = config_.index_base + n;
+      root->first = 0;
+      root->last = p_ - 1;
+      root->comm = layer_.root();
+      root->first_level = true;
+      if (p_ <= 2) {
+        clock_.to(kBase);
+        if (p_ == 1) {
+          std::copy(data.begin(), data.end(), work_.begin());
+          std::sort(work_.begin(), work_.end(), less_);
+        } else {
+          solve_first_level_pair(data, n);
+        }
+      } else {
+        std::vector<std::unique_ptr<Task>> active;
+        active.push_back(std::move(root));
+        int level = 0;
+        while (!active.empty()) active = run_level(active, level++);
+        solve_base_cases();
+      }
+    }
+    clock_.to(kDone);
+    data.swap(work_);
+    std::vector<T>().swap(work_);
+    std::vector<T>().swap(scratch_);
+  }
+
+ private:
+  struct Sample {
+    T key;
+    std::int64_t index;
+  };
+
+  // Data tags carry the kind and the level's parity: a fast PE may already send the next
+  // level's data while a slow one still receives this level's, and two communicators of
+  // consecutive levels could (with tiny probability) share an RBC context.
+  static constexpr int kTagBase = 7;
+
+  // A piece of a region that arrived from `source` (a group rank), at `offset` in the region.
+  struct Piece {
+    int source;
+    std::int64_t offset;
+    std::int64_t count;
+  };
+  // The global indices [begin, end) of this PE's target segment that receive small (kind 0)
+  // or large (kind 1) elements.
+  struct Region {
+    std::int64_t begin = 0;
+    std::int64_t end = 0;
+    std::int64_t filled = 0;
+    std::vector<Piece> pieces;
+    std::int64_t remaining() const { return end - begin - filled; }
+  };
+
+  struct Task {
+    std::int64_t gb = 0, ge = 0;  // global indices of the task
+    int first = 0, last = 0;      // group, as ranks of the root communicator
+    Comm comm;
+    int attempt = 0;
+    bool first_level = false;
+    int level = 0;
+
+    // State of the current level.
+    int phase = kPivot;
+    T* src = nullptr;             // this PE's elements of the task ...
+    std::int64_t g0 = 0, m = 0;   // ... at global indices [g0, g0 + m) of the source order
+    T* dst = nullptr;             // where they go: global indices [t0, t1) of the target
+    std::int64_t t0 = 0, t1 = 0;
+    std::int64_t k = 0;
+    std::vector<Sample> samples;
+    std::vector<Sample> gathered;
+    Sample pivot{};
+    long long counts[2] = {0, 0};
+    long long prefix[2] = {0, 0};
+    long long totals[2] = {0, 0};
+    Region regions[2];
+    bool degenerate = false;
+
+    std::int64_t size() const { return ge - gb; }
+    int group_size() const { return last - first + 1; }
+  };
+
+  struct Child {
+    std::int64_t gb, ge;
+    int first, last;
+  };
+
+  bool sample_less(const Sample& a, const Sample& b) const {
+    if (less_(a.key, b.key)) return true;
+    if (less_(b.key, a.key)) return false;
+    return a.index < b.index;
+  }
+
+  long long count_nans(const std::vector<T>& data) const {
+    if constexpr (std::is_floating_point<T>::value &&
+                  (std::is_same<Less, std::less<T>>::value ||
+                   std::is_same<Less, std::less<>>::value)) {
+      long long nans = 0;
+      for (const T& x : data) nans += std::isnan(x) ? 1 : 0;
+      return nans;
+    } else {
+      (void)data;
+      return 0;
+    }
+  }
+
+  // ------------------------------------------------------------------------ distributed phase
+
+  std::vector<std::unique_ptr<Task>> run_level(std::vector<std::unique_ptr<Task>>& active,
+                                               int level) {
+    ++stats_.levels;
+    if (active.size() > 1) ++stats_.janus_levels;
+    if (scratch_.empty() && !active.front()->first_level) scratch_.resize(work_.size());
+
+    Pool pool;
+    for (auto& task : active) start_task(pool, *task, level);
+    while (!pool.empty()) {
+      clock_.to(current_phase(active));
+      pool.progress();
+    }
+    clock_.to(kExchange);
+    for (auto& task : active) {
+      if (!task->degenerate && !task->first_level && task->t1 > task->t0) {
+        std::copy(task->dst, task->dst + (task->t1 - task->t0), task->src);
+      }
+    }
+
+    clock_.to(kCreation);
+    std::vector<std::unique_ptr<Task>> next = make_children(active, level);
+    clock_.to(kPivot);
+    return next;
+  }
+
+  int current_phase(const std::vector<std::unique_ptr<Task>>& active) const {
+    int phase = kDone;
+    for (const auto& task : active) phase = std::min(phase, task->phase);
+    return phase == kDone ? kExchange : phase;
+  }
+
+  static int data_tag(const Task& task, int kind) { return 1 + kind + 2 * (task.level & 1); }
+
+  void start_task(Pool& pool, Task& task, int level) {
+    task.level = level;
+    task.phase = kPivot;
+    task.degenerate = false;
+    task.regions[0] = Region();
+    task.regions[1] = Region();
+    const Layout& layout = *layout_;
+    task.t0 = std::max(task.gb, my_start_);
+    task.t1 = std::max(task.t0, std::min(task.ge, my_end_));
+    if (task.first_level) {
+      task.src = input_->data();
+      task.g0 = input_start_;
+      task.m = static_cast<std::int64_t>(input_->size());
+      task.dst = work_.data() + (task.t0 - my_start_);
+    } else {
+      task.src = work_.data() + (task.t0 - my_start_);
+      task.g0 = task.t0;
+      task.m = task.t1 - task.t0;
+      task.dst = scratch_.data() + (task.t0 - my_start_);
+    }
+    (void)layout;
+
+    // Pivot selection: k samples spread over the task's indices.
+    const double group = task.group_size();
+    const double by_p = config_.k1 * std::log2(group);
+    const double by_n = config_.k2 * static_cast<double>(task.size()) / group;
+    double k = std::max(std::max(by_p, by_n), config_.k3);
+    k = std::min(std::max(std::ceil(k), 1.0), static_cast<double>(INT_MAX / 4));
+    task.k = static_cast<std::int64_t>(k);
+    const std::uint64_t seed = task_seed(task);
+    std::vector<std::int64_t> positions;
+    const std::int64_t offset = task.g0 - task.gb;
+    sample_positions(seed, task.size(), task.k, offset, offset + task.m, positions);
+    task.samples.clear();
+    task.samples.reserve(positions.size());
+    for (std::int64_t position : positions) {
+      task.samples.push_back(Sample{task.src[position - offset], task.gb + position});
+    }
+    std::sort(task.samples.begin(), task.samples.end(),
+              [this](const Sample& a, const Sample& b) { return sample_less(a, b); });
+    task.gathered.assign(LayerT::rank(task.comm) == 0 ? static_cast<std::size_t>(task.k) : 0,
+                         Sample{});
+    const Less less = less_;
+    rbc::Merger merge = [less](void* first, void* middle, void* last) {
+      std::inplace_merge(static_cast<Sample*>(first), static_cast<Sample*>(middle),
+                         static_cast<Sample*>(last), [&less](const Sample& a, const Sample& b) {
+                           if (less(a.key, b.key)) return true;
+                           if (less(b.key, a.key)) return false;
+                           return a.index < b.index;
+                         });
+    };
+    Task* t = &task;
+    layer_.gather_merge(pool, task.comm, task.samples.data(),
+                        static_cast<int>(task.samples.size()), task.gathered.data(),
+                        static_cast<int>(task.k), sample_type_, merge,
+                        [this, t, &pool] { on_gathered(pool, *t); });
+  }
+
+  std::uint64_t task_seed(const Task& task) const {
+    return hash(config_.seed, static_cast<std::uint64_t>(task.gb - config_.index_base),
+                static_cast<std::uint64_t>(task.ge - config_.index_base),
+                static_cast<std::uint64_t>(task.attempt));
+  }
+
+  void on_gathered(Pool& pool, Task& task) {
+    if (LayerT::rank(task.comm) == 0) task.pivot = task.gathered[(task.k - 1) / 2];
+    Task* t = &task;
+    layer_.bcast(pool, task.comm, &task.pivot, 1, sample_type_, 0,
+                 [this, t, &pool] { on_pivot(pool, *t); });
+  }
+
+  void on_pivot(Pool& pool, Task& task) {
+    clock_.to(kPartition);
+    const std::int64_t small = partition(task);
+    task.counts[0] = small;
+    task.counts[1] = task.m - small;
+    task.phase = kCalculation;
+    clock_.to(kCalculation);
+    Task* t = &task;
+    layer_.scan_and_bcast(pool, task.comm, task.counts, task.prefix, task.totals, 2,
+                          [this, t, &pool] { on_counts(pool, *t); });
+  }
+
+  // Small iff (key, index) <= pivot: before the pivot's index that is key <= pivot key, after
+  // it key < pivot key. Returns the number of small elements, which end up in front.
+  std::int64_t partition(Task& task) {
+    const T pivot = task.pivot.key;
+    const Less& less = less_;
+    T* begin = task.src;
+    T* end = task.src + task.m;
+    const std::int64_t before = std::min(std::max<std::int64_t>(task.pivot.index - task.g0 + 1, 0),
+                                         task.m);
+    T* cut = begin + before;
+    T* small_end_1 = std::partition(begin, cut, [&](const T& x) { return !less(pivot, x); });
+    T* small_end_2 = std::partition(cut, end, [&](const T& x) { return less(x, pivot); });
+    std::rotate(small_end_1, cut, small_end_2);
+    return (small_end_1 - begin) + (small_end_2 - cut);
+  }
+
+  void on_counts(Pool& pool, Task& task) {
+    const std::int64_t s = task.totals[0];
+    if (task.totals[0] + task.totals[1] != task.size()) {
+      throw Error("internal: counts of a group do not add up");
+    }
+    if (!task.first_level && (s == 0 || s == task.size())) {
+      // The pivot was the group's largest element: nothing to split, draw again.
+      task.degenerate = true;
+      task.phase = kDone;
+      return;
+    }
+    task.phase = kExchange;
+    clock_.to(kExchange);
+    const Layout& layout = *layout_;
+    task.regions[0].begin = task.t0;
+    task.regions[0].end = std::max(task.t0, std::min(task.t1, task.gb + s));
+    task.regions[1].begin = std::min(task.t1, std::max(task.t0, task.gb + s));
+    task.regions[1].end = task.t1;
+
+    const std::int64_t small = task.counts[0];
+    const std::int64_t large = task.counts[1];
+    const std::int64_t targets[2] = {task.gb + (task.prefix[0] - small),
+                                     task.gb + s + (task.prefix[1] - large)};
+    const std::int64_t counts[2] = {small, large};
+    const std::int64_t offsets[2] = {0, small};
+    for (int kind = 0; kind < 2; ++kind) {
+      std::int64_t index = targets[kind];
+      std::int64_t left = counts[kind];
+      std::int64_t offset = offsets[kind];
+      while (left > 0) {
+        const int owner = layout.owner(index);
+        const std::int64_t piece = std::min(left, layout.end(owner) - index);
+        if (owner == rank_) {
+          Region& region = task.regions[kind];
+          std::copy(task.src + offset, task.src + offset + piece,
+                    task.dst + (region.begin - task.t0) + region.filled);
+          region.pieces.push_back(Piece{rank_ - task.first, region.filled, piece});
+          region.filled += piece;
+        } else {
+          layer_.isend(pool, task.comm, task.src + offset, static_cast<int>(piece), type_,
+                       owner - task.first, data_tag(task, kind));
+          ++stats_.messages_sent;
+        }
+        index += piece;
+        offset += piece;
+        left -= piece;
+      }
+    }
+    for (int kind = 0; kind < 2; ++kind) {
+      if (task.regions[kind].remaining() > 0) {
+        post_receive(pool, task, kind);
+      } else {
+        order_pieces(task, kind);
+      }
+    }
+    update_done(task);
+  }
+
+  void post_receive(Pool& pool, Task& task, int kind) {
+    Region& region = task.regions[kind];
+    Task* t = &task;
+    layer_.receive_any(pool, task.comm, task.dst + (region.begin - task.t0) + region.filled,
+                       static_cast<int>(region.remaining()), type_, data_tag(task, kind),
+                       [this, t, kind, &pool](int source, int count) {
+                   Region& r = t->regions[kind];
+                   if (count <= 0) throw Error("internal: empty data message");
+                   r.pieces.push_back(Piece{source, r.filled, count});
+                   r.filled += count;
+                   ++stats_.messages_received;
+                   if (r.remaining() > 0) {
+                     post_receive(pool, *t, kind);
+                   } else {
+                     order_pieces(*t, kind);
+                     update_done(*t);
+                   }
+                 });
+  }
+
+  // Pieces arrive in any order; place them in source order, the order of their indices.
+  void order_pieces(Task& task, int kind) {
+    Region& region = task.regions[kind];
+    std::vector<Piece>& pieces = region.pieces;
+    std::sort(pieces.begin(), pieces.end(),
+              [](const Piece& a, const Piece& b) { return a.source < b.source; });
+    bool in_place = true;
+    for (std::size_t i = 1; i < pieces.size(); ++i) {
+      if (pieces[i].offset < pieces[i - 1].offset) in_place = false;
+    }
+    if (in_place) return;
+    T* base = task.dst + (region.begin - task.t0);
+    std::vector<T> ordered;
+    ordered.reserve(static_cast<std::size_t>(region.filled));
+    for (const Piece& piece : pieces) {
+      ordered.insert(ordered.end(), base + piece.offset, base + piece.offset + piece.count);
+    }
+    std::copy(ordered.begin(), ordered.end(), base);
+  }
+
+  void update_done(Task& task) {
+    if (task.regions[0].remaining() == 0 && task.regions[1].remaining() == 0) task.phase = kDone;
+  }
+
+  std::vector<Child> children_of(const Task& task) const {
+    std::vector<Child> children;
+    const std::int64_t s = task.totals[0];
+    const std::int64_t bounds[3] = {task.gb, task.gb + s, task.ge};
+    for (int i = 0; i < 2; ++i) {
+      if (bounds[i] == bounds[i + 1]) continue;
+      children.push_back(Child{bounds[i], bounds[i + 1], layout_->owner(bounds[i]),
+                               layout_->owner(bounds[i + 1] - 1)});
+    }
+    return children;
+  }
+
+  // Children on >= 3 PEs become next level's tasks (with new communicators); those on 1 or 2
+  // PEs are remembered as base cases.
+  std::vector<std::unique_ptr<Task>> make_children(std::vector<std::unique_ptr<Task>>& active,
+                                                   int level) {
+    struct Creation {
+      Task* parent;
+      Child child;
+      bool member;
+      int which;
+    };
+    std::vector<std::vector<Creation>> by_parent;
+    std::vector<std::unique_ptr<Task>> next;
+    const bool all_members = layer_.creation_needs_all_parent_members();
+    for (auto& task : active) {
+      by_parent.emplace_back();
+      if (task->degenerate) continue;
+      const std::vector<Child> children = children_of(*task);
+      for (std::size_t i = 0; i < children.size(); ++i) {
+        const Child& c = children[i];
+        const bool member = c.first <= rank_ && rank_ <= c.last;
+        const int size = c.last - c.first + 1;
+        if (size >= 3) {
+          if (member || all_members) {
+            by_parent.back().push_back(Creation{task.get(), c, member, static_cast<int>(i)});
+          }
+        } else if (member) {
+          base_cases_.push_back(c);
+        }
+      }
+    }
+    std::vector<Creation> order;
+    const bool reverse = config_.schedule == Schedule::alternating && (rank_ + level) % 2 == 1;
+    // With MPI_Comm_split every parent member must call the splits of one parent in the same
+    // order, so only the order of the parents may change; otherwise a PE's own creations
+    // (at most two) may come in any order.
+    if (reverse && all_members) std::reverse(by_parent.begin(), by_parent.end());
+    for (auto& list : by_parent) order.insert(order.end(), list.begin(), list.end());
+    if (reverse && !all_members) std::reverse(order.begin(), order.end());
+
+    std::vector<std::unique_ptr<Task>> created;
+    for (const Creation& creation : order) {
+      const Child& c = creation.child;
+      Comm comm = layer_.create_child(creation.parent->comm, c.first - creation.parent->first,
+                                      c.last - creation.parent->first, creation.member,
+                                      creation.which);
+      if (!creation.member) continue;
+      auto child = std::make_unique<Task>();
+      child->gb = c.gb;
+      child->ge = c.ge;
+      child->first = c.first;
+      child->last = c.last;
+      child->comm = std::move(comm);
+      created.push_back(std::move(child));
+    }
+    for (auto& task : active) {
+      if (task->degenerate) {
+        ++task->attempt;
+        ++stats_.retries;
+        next.push_back(std::move(task));
+      } else {
+        if (!task->first_level) layer_.release(task->comm);
+        for (auto& child : created) {
+          if (child && child->gb >= task->gb && child->ge <= task->ge) {
+            next.push_back(std::move(child));
+          }
+        }
+      }
+    }
+    std::sort(next.begin(), next.end(), [](const std::unique_ptr<Task>& a,
+                                           const std::unique_ptr<Task>& b) { return a->gb < b->gb; });
+    return next;
+  }
+
+  // ------------------------------------------------------------------------------ base cases
+
+  struct Pair {
+    const T* src;
+    std::int64_t mine;
+    std::int64_t theirs;
+    bool left;
+    std::int64_t left_share;
+    T* dst;
+    int partner;
+    std::vector<T> combined;
+  };
+
+  // Both PEs get all elements of the pair in the same order, select the boundary element with
+  // nth_element (identical on both) and keep exactly their share.
+  void solve_pairs(std::vector<Pair>& pairs) {
+    Pool pool;
+    for (Pair& pair : pairs) {
+      pair.combined.resize(static_cast<std::size_t>(pair.mine + pair.theirs));
+      std::copy(pair.src, pair.src + pair.mine,
+                pair.combined.begin() + (pair.left ? 0 : pair.theirs));
+      if (pair.mine > 0) {
+        layer_.isend(pool, layer_.root(), pair.src, static_cast<int>(pair.mine), type_,
+                     pair.partner, kTagBase);
+        ++stats_.messages_sent;
+      }
+      if (pair.theirs > 0) {
+        layer_.irecv(pool, layer_.root(), pair.combined.data() + (pair.left ? pair.mine : 0),
+                     static_cast<int>(pair.theirs), type_, pair.partner, kTagBase,
+                     [this, theirs = pair.theirs](int, int count) {
+                       if (count != theirs) throw Error("internal: base case message size");
+                       ++stats_.messages_received;
+                     });
+      }
+    }
+    while (!pool.empty()) pool.progress();
+    for (Pair& pair : pairs) {
+      auto begin = pair.combined.begin();
+      auto middle = begin + pair.left_share;
+      auto end = pair.combined.end();
+      std::nth_element(begin, middle, end, less_);
+      if (pair.left) {
+        std::copy(begin, middle, pair.dst);
+      } else {
+        std::copy(middle, end, pair.dst);
+      }
+      const std::int64_t kept = pair.left ? pair.left_share : (end - middle);
+      std::sort(pair.dst, pair.dst + kept, less_);
+    }
+  }
+
+  void solve_first_level_pair(std::vector<T>& data, std::int64_t n) {
+    std::vector<Pair> pairs(1);
+    Pair& pair = pairs[0];
+    pair.src = data.data();
+    pair.mine = static_cast<std::int64_t>(data.size());
+    pair.theirs = n - pair.mine;
+    pair.left = rank_ == 0;
+    pair.left_share = layout_->cap(0);
+    pair.dst = work_.data();
+    pair.partner = 1 - rank_;
+    solve_pairs(pairs);
+  }
+
+  void solve_base_cases() {
+    clock_.to(kBase);
+    std::vector<Pair> pairs;
+    for (const Child& c : base_cases_) {
+      if (c.first == c.last) continue;
+      Pair pair;
+      const std::int64_t lo = std::max(c.gb, my_start_);
+      const std::int64_t hi = std::min(c.ge, my_end_);
+      pair.src = work_.data() + (lo - my_start_);
+      pair.dst = work_.data() + (lo - my_start_);
+      pair.mine = hi - lo;
+      pair.theirs = (c.ge - c.gb) - pair.mine;
+      pair.left = rank_ == c.first;
+      pair.partner = pair.left ? c.last : c.first;
+      pair.left_share = std::min(c.ge, layout_->end(c.first)) - c.gb;
+      pairs.push_back(std::move(pair));
+    }
+    solve_pairs(pairs);
+    for (const Child& c : base_cases_) {
+      if (c.first != c.last) continue;
+      std::sort(work_.data() + (c.gb - my_start_), work_.data() + (c.ge - my_start_), less_);
+    }
+  }
+
+  LayerT& layer_;
+  MPI_Datatype type_;
+  Less less_;
+  const Config& config_;
+  Stats& stats_;
+  PhaseClock clock_;
+  MPI_Datatype sample_type_ = MPI_DATATYPE_NULL;
+  int rank_ = 0;
+  int p_ = 1;
+  std::unique_ptr<Layout> layout_;
+  std::int64_t my_start_ = 0, my_end_ = 0;
+  std::vector<T>* input_ = nullptr;
+  std::int64_t input_start_ = 0;
+  std::vector<T> work_;
+  std::vector<T> scratch_;
+  std::vector<Child> base_cases_;
+};
+
+}  // namespace jquick::detail

@@ -1,0 +1,336 @@
+#include "jquick/detail/layers.hpp"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "jquick/config.hpp"
+
+namespace jquick::detail {
+
+namespace {
+
+// Above every data tag the sorter uses on a group communicator.
+constexpr int kCreateGroupTag = 1000;
+
+void check_mpi(int code, const char* what) {
+  if (code == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  throw Error(std::string(what) + " failed: " + std::string(text, length));
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------- RbcPool
+
+void RbcPool::Requests::add(rbc::Request request, Callback callback, bool status) {
+  requests.push_back(std::move(request));
+  callbacks.push_back(std::move(callback));
+  handled.push_back(0);
+  wants_status.push_back(status ? 1 : 0);
+  ++pending;
+}
+
+void RbcPool::Requests::run(std::size_t index) {
+  handled[index] = 1;
+  --pending;
+  // The continuation may add operations (reallocating the vectors): take what it needs first.
+  Callback callback = std::move(callbacks[index]);
+  rbc::Status status;
+  const bool with_status = wants_status[index] != 0;
+  if (with_status) status = requests[index].status();
+  if (callback) callback(with_status ? &status : nullptr);
+}
+
+void RbcPool::Requests::compact() {
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    if (handled[i]) continue;
+    if (kept != i) {
+      requests[kept] = std::move(requests[i]);
+      callbacks[kept] = std::move(callbacks[i]);
+      handled[kept] = 0;
+      wants_status[kept] = wants_status[i];
+    }
+    ++kept;
+  }
+  requests.resize(kept);
+  callbacks.resize(kept);
+  handled.resize(kept);
+  wants_status.resize(kept);
+}
+
+// Operations completed as a side effect of an earlier wait are not reported by wait_any again:
+// their continuations run here. Looks only at flags, calls no MPI function.
+bool RbcPool::Requests::run_completed() {
+  if (requests.size() > 32 && pending * 2 < requests.size()) compact();
+  bool ran = false;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    if (!handled[i] && requests[i].done()) {
+      run(i);
+      ran = true;
+    }
+  }
+  return ran;
+}
+
+void RbcPool::Requests::wait_one() {
+  const int index = rbc::wait_any(requests);
+  if (index >= 0) run(static_cast<std::size_t>(index));
+}
+
+void RbcPool::add_send(rbc::Request request) { sends_.add(std::move(request), nullptr, false); }
+
+void RbcPool::add(rbc::Request request, Callback callback, bool wants_status) {
+  others_.add(std::move(request), std::move(callback), wants_status);
+}
+
+void RbcPool::add_wildcard_receive(const rbc::RangeComm& comm, int tag, void* buf, int capacity,
+                                   MPI_Datatype type, RecvDone done) {
+  slots_.push_back(Slot{comm, tag, buf, capacity, type, std::move(done)});
+}
+
+void RbcPool::receive_one() {
+  Slot slot = std::move(slots_.front());
+  slots_.erase(slots_.begin());
+  const rbc::Status found = rbc::probe(MPI_ANY_SOURCE, slot.tag, slot.comm);
+  const int count = found.count(slot.type);
+  if (count > slot.capacity) {
+    throw Error("internal: a data message of " + std::to_string(count) +
+                " elements exceeds the receiver's remaining share " +
+                std::to_string(slot.capacity));
+  }
+  rbc::recv(slot.buf, count, slot.type, found.source, slot.tag, slot.comm);
+  slot.done(found.source, count);
+}
+
+void RbcPool::progress() {
+  if (others_.run_completed() | sends_.run_completed()) return;
+  if (others_.pending > 0) {
+    others_.wait_one();
+  } else if (!slots_.empty()) {
+    receive_one();
+  } else if (sends_.pending > 0) {
+    sends_.wait_one();
+  }
+}
+
+// ---------------------------------------------------------------------------------- MpiPool
+
+void MpiPool::add(MPI_Request request, Callback callback) {
+  requests_.push_back(request);
+  callbacks_.push_back(std::move(callback));
+  ++pending_;
+}
+
+void MpiPool::compact() {
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < requests_.size(); ++i) {
+    if (requests_[i] == MPI_REQUEST_NULL) continue;
+    requests_[kept] = requests_[i];
+    callbacks_[kept] = std::move(callbacks_[i]);
+    ++kept;
+  }
+  requests_.resize(kept);
+  callbacks_.resize(kept);
+}
+
+void MpiPool::progress() {
+  if (pending_ == 0) return;
+  if (requests_.size() > 32 && pending_ * 2 < requests_.size()) compact();
+  int index = MPI_UNDEFINED;
+  MPI_Status status;
+  check_mpi(MPI_Waitany(static_cast<int>(requests_.size()), requests_.data(), &index, &status),
+            "MPI_Waitany");
+  if (index == MPI_UNDEFINED) throw Error("internal: MPI pool has no active request");
+  --pending_;
+  Callback callback = std::move(callbacks_[index]);
+  if (callback) callback(status);
+}
+
+// --------------------------------------------------------------------------------- RbcLayer
+
+void RbcLayer::gather_merge(Pool& pool, const Comm& comm, const void* send, int count,
+                            void* recv, int total, MPI_Datatype type, const rbc::Merger& merge,
+                            Done done) {
+  pool.add(rbc::igatherm(send, count, recv, total, type, 0, merge, comm),
+           [done = std::move(done)](const rbc::Status*) { done(); });
+}
+
+void RbcLayer::bcast(Pool& pool, const Comm& comm, void* buf, int count, MPI_Datatype type,
+                     int root, Done done) {
+  pool.add(rbc::ibcast(buf, count, type, root, comm),
+           [done = std::move(done)](const rbc::Status*) { done(); });
+}
+
+void RbcLayer::scan_and_bcast(Pool& pool, const Comm& comm, const long long* send,
+                              long long* prefix, long long* total, int count, Done done) {
+  pool.add(rbc::iscan_and_bcast(send, prefix, total, count, MPI_LONG_LONG, MPI_SUM, comm),
+           [done = std::move(done)](const rbc::Status*) { done(); });
+}
+
+void RbcLayer::isend(Pool& pool, const Comm& comm, const void* buf, int count, MPI_Datatype type,
+                     int dest, int tag) {
+  pool.add_send(rbc::isend(buf, count, type, dest, tag, comm));
+}
+
+void RbcLayer::receive_any(Pool& pool, const Comm& comm, void* buf, int capacity,
+                           MPI_Datatype type, int tag, RecvDone done) {
+  pool.add_wildcard_receive(comm, tag, buf, capacity, type, std::move(done));
+}
+
+void RbcLayer::irecv(Pool& pool, const Comm& comm, void* buf, int count, MPI_Datatype type,
+                     int source, int tag, RecvDone done) {
+  pool.add(
+      rbc::irecv(buf, count, type, source, tag, comm),
+      [type, done = std::move(done)](const rbc::Status* status) {
+        done(status->source, status->count(type));
+      },
+      true);
+}
+
+RbcLayer::Comm RbcLayer::create_child(const Comm& parent, int first, int last, bool member,
+                                      int /*which*/) {
+  if (!member) return Comm();
+  return parent.split(first, last);
+}
+
+// --------------------------------------------------------------------------------- MpiLayer
+
+MpiLayer::MpiLayer(MPI_Comm comm, bool use_split) : use_split_(use_split) {
+  check_mpi(MPI_Comm_dup(comm, &root_.comm), "MPI_Comm_dup");
+  MPI_Comm_rank(root_.comm, &root_.rank);
+  MPI_Comm_size(root_.comm, &root_.size);
+}
+
+MpiLayer::~MpiLayer() {
+  if (root_.comm != MPI_COMM_NULL) MPI_Comm_free(&root_.comm);
+}
+
+void MpiLayer::gather_merge(Pool& pool, const Comm& comm, const void* send, int count,
+                            void* recv, int total, MPI_Datatype type, const rbc::Merger& merge,
+                            Done done) {
+  // State that must outlive the nonblocking calls.
+  struct State {
+    int count;
+    std::vector<int> counts;
+    std::vector<int> displs;
+  };
+  auto state = std::make_shared<State>();
+  state->count = count;
+  if (comm.rank == 0) state->counts.assign(comm.size, 0);
+  MPI_Request request;
+  check_mpi(MPI_Igather(&state->count, 1, MPI_INT, state->counts.data(), 1, MPI_INT, 0,
+                        comm.comm, &request),
+            "MPI_Igather");
+  pool.add(request, [&pool, comm, send, recv, total, type, merge, state,
+                     done = std::move(done)](const MPI_Status&) mutable {
+    if (comm.rank == 0) {
+      state->displs.assign(comm.size + 1, 0);
+      for (int i = 0; i < comm.size; ++i) state->displs[i + 1] = state->displs[i] + state->counts[i];
+      if (state->displs[comm.size] != total) throw Error("internal: sample count mismatch");
+    }
+    MPI_Request request2;
+    check_mpi(MPI_Igatherv(send, state->count, type, recv, state->counts.data(),
+                           state->displs.data(), type, 0, comm.comm, &request2),
+              "MPI_Igatherv");
+    pool.add(request2, [comm, recv, type, merge, state, done = std::move(done)](const MPI_Status&) {
+      if (comm.rank == 0) {
+        // Pairwise merges of the gathered sorted runs, O(total log p).
+        MPI_Aint lb = 0, extent = 0;
+        MPI_Type_get_extent(type, &lb, &extent);
+        char* base = static_cast<char*>(recv);
+        std::vector<int> bounds(state->displs.begin(), state->displs.end());
+        while (bounds.size() > 2) {
+          std::vector<int> next;
+          for (std::size_t i = 0; i + 1 < bounds.size(); i += 2) {
+            next.push_back(bounds[i]);
+            if (i + 2 < bounds.size()) {
+              merge(base + bounds[i] * extent, base + bounds[i + 1] * extent,
+                    base + bounds[i + 2] * extent);
+            }
+          }
+          next.push_back(bounds.back());
+          bounds.swap(next);
+        }
+      }
+      done();
+    });
+  });
+}
+
+void MpiLayer::bcast(Pool& pool, const Comm& comm, void* buf, int count, MPI_Datatype type,
+                     int root, Done done) {
+  MPI_Request request;
+  check_mpi(MPI_Ibcast(buf, count, type, root, comm.comm, &request), "MPI_Ibcast");
+  pool.add(request, [done = std::move(done)](const MPI_Status&) { done(); });
+}
+
+void MpiLayer::scan_and_bcast(Pool& pool, const Comm& comm, const long long* send,
+                              long long* prefix, long long* total, int count, Done done) {
+  MPI_Request request;
+  check_mpi(MPI_Iscan(send, prefix, count, MPI_LONG_LONG, MPI_SUM, comm.comm, &request),
+            "MPI_Iscan");
+  pool.add(request, [&pool, comm, prefix, total, count,
+                     done = std::move(done)](const MPI_Status&) mutable {
+    if (comm.rank == comm.size - 1) std::copy(prefix, prefix + count, total);
+    MPI_Request request2;
+    check_mpi(MPI_Ibcast(total, count, MPI_LONG_LONG, comm.size - 1, comm.comm, &request2),
+              "MPI_Ibcast");
+    pool.add(request2, [done = std::move(done)](const MPI_Status&) { done(); });
+  });
+}
+
+void MpiLayer::isend(Pool& pool, const Comm& comm, const void* buf, int count, MPI_Datatype type,
+                     int dest, int tag) {
+  MPI_Request request;
+  check_mpi(MPI_Isend(buf, count, type, dest, tag, comm.comm, &request), "MPI_Isend");
+  pool.add(request, nullptr);
+}
+
+void MpiLayer::irecv(Pool& pool, const Comm& comm, void* buf, int count, MPI_Datatype type,
+                     int source, int tag, RecvDone done) {
+  MPI_Request request;
+  check_mpi(MPI_Irecv(buf, count, type, source, tag, comm.comm, &request), "MPI_Irecv");
+  pool.add(request, [type, done = std::move(done)](const MPI_Status& status) {
+    int received = 0;
+    MPI_Get_count(&status, type, &received);
+    done(status.MPI_SOURCE, received);
+  });
+}
+
+MpiLayer::Comm MpiLayer::create_child(const Comm& parent, int first, int last, bool member,
+                                      int which) {
+  Comm child;
+  if (use_split_) {
+    check_mpi(MPI_Comm_split(parent.comm, member ? 0 : MPI_UNDEFINED, parent.rank, &child.comm),
+              "MPI_Comm_split");
+  } else {
+    if (!member) return child;
+    MPI_Group parent_group, group;
+    MPI_Comm_group(parent.comm, &parent_group);
+    int range[1][3] = {{first, last, 1}};
+    MPI_Group_range_incl(parent_group, 1, range, &group);
+    // MPI may exchange point-to-point messages on the parent with this tag: keep it apart from
+    // the data tags (a slow PE may still receive data on the parent with MPI_ANY_SOURCE), and
+    // distinct for the two children of one parent, which may overlap in a janus PE.
+    check_mpi(MPI_Comm_create_group(parent.comm, group, kCreateGroupTag + which, &child.comm),
+              "MPI_Comm_create_group");
+    MPI_Group_free(&group);
+    MPI_Group_free(&parent_group);
+  }
+  if (child.comm != MPI_COMM_NULL) {
+    MPI_Comm_rank(child.comm, &child.rank);
+    MPI_Comm_size(child.comm, &child.size);
+  }
+  return child;
+}
+
+void MpiLayer::release(Comm& comm) {
+  if (comm.comm != MPI_COMM_NULL && comm.comm != root_.comm) MPI_Comm_free(&comm.comm);
+  comm = Comm();
+}
+
+}  // namespace jquick::detail

@@ -1,0 +1,417 @@
+// JQuick on both backends: for every distribution, size and layer the output must be globally
+// sorted, an exact permutation of the input (checked byte for byte at rank 0), exactly balanced,
+// and bit-identical for the same seed: on a repeated run and across the three layers.
+//
+// Options: --sizes=a,b,..  --layers=rbc,mpi_create_group,mpi_split[/cascaded|/alternating],..
+//          --distributions=name,..  --seed=S  --no-special  --no-repeat  --verbose
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "inputs/inputs.hpp"
+#include "jquick/jquick.hpp"
+#include "rbc/rbc.hpp"
+#include "testing/check.hpp"
+
+namespace {
+
+using janus::testing::Checker;
+using janus::testing::Context;
+
+struct Item {
+  std::uint64_t key;
+  std::uint32_t payload;
+  std::uint32_t origin;
+};
+
+struct ItemLess {
+  bool operator()(const Item& a, const Item& b) const { return a.key < b.key; }
+};
+
+struct LayerChoice {
+  jquick::Layer layer;
+  jquick::Schedule schedule;
+  std::string name;
+};
+
+struct Options {
+  std::vector<std::uint64_t> sizes = {0, 1, 2, 3, 7, 64, 1000, 10000};
+  std::vector<LayerChoice> layers;
+  std::vector<inputs::Distribution> distributions = inputs::all_distributions();
+  std::uint64_t seed = 42;
+  bool special = true;
+  bool repeat = true;
+  bool verbose = false;
+};
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> parts;
+  std::stringstream in(text);
+  std::string part;
+  while (std::getline(in, part, ',')) {
+    if (!part.empty()) parts.push_back(part);
+  }
+  return parts;
+}
+
+LayerChoice parse_layer_choice(const std::string& text) {
+  LayerChoice choice{jquick::Layer::rbc, jquick::Schedule::alternating, text};
+  const auto slash = text.find('/');
+  choice.layer = jquick::parse_layer(text.substr(0, slash));
+  if (slash != std::string::npos) choice.schedule = jquick::parse_schedule(text.substr(slash + 1));
+  return choice;
+}
+
+Options parse_options(int argc, char** argv) {
+  Options options;
+  std::vector<std::string> layers = {"rbc", "mpi_create_group/alternating", "mpi_split/cascaded"};
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&](const char* prefix) -> const char* {
+      const std::size_t length = std::strlen(prefix);
+      return arg.compare(0, length, prefix) == 0 ? arg.c_str() + length : nullptr;
+    };
+    if (const char* v = value("--sizes=")) {
+      options.sizes.clear();
+      for (const std::string& s : split_list(v)) options.sizes.push_back(std::stoull(s));
+    } else if (const char* v = value("--layers=")) {
+      layers = split_list(v);
+    } else if (const char* v = value("--distributions=")) {
+      options.distributions.clear();
+      for (const std::string& s : split_list(v)) {
+        options.distributions.push_back(inputs::parse_distribution(s));
+      }
+    } else if (const char* v = value("--seed=")) {
+      options.seed = std::stoull(v);
+    } else if (arg == "--no-special") {
+      options.special = false;
+    } else if (arg == "--no-repeat") {
+      options.repeat = false;
+    } else if (arg == "--verbose") {
+      options.verbose = true;
+    } else {
+      throw std::invalid_argument("unknown option " + arg);
+    }
+  }
+  for (const std::string& l : layers) options.layers.push_back(parse_layer_choice(l));
+  return options;
+}
+
+template <class T>
+bool bytes_less(const T& a, const T& b) {
+  return std::memcmp(&a, &b, sizeof(T)) < 0;
+}
+
+template <class T>
+bool same_bytes(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() &&
+         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
+}
+
+// Gathers every rank's elements at rank 0 in rank order.
+template <class T>
+std::vector<T> gather_all(const std::vector<T>& local, std::vector<long long>& counts,
+                          MPI_Comm comm) {
+  int rank = 0, p = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &p);
+  const long long mine = static_cast<long long>(local.size());
+  counts.assign(rank == 0 ? p : 0, 0);
+  MPI_Gather(&mine, 1, MPI_LONG_LONG, counts.data(), 1, MPI_LONG_LONG, 0, comm);
+  std::vector<int> bytes, displs;
+  std::vector<T> all;
+  if (rank == 0) {
+    long long total = 0;
+    for (int i = 0; i < p; ++i) {
+      displs.push_back(static_cast<int>(total * sizeof(T)));
+      bytes.push_back(static_cast<int>(counts[i] * sizeof(T)));
+      total += counts[i];
+    }
+    all.resize(static_cast<std::size_t>(total));
+  }
+  MPI_Gatherv(local.data(), static_cast<int>(mine * sizeof(T)), MPI_BYTE, all.data(), bytes.data(),
+              displs.data(), MPI_BYTE, 0, comm);
+  return all;
+}
+
+// The full check of one sort: balance (every rank), local order (every rank), global order
+// across rank boundaries and exact multiset equality (rank 0, byte for byte).
+template <class T, class Less>
+void verify(Checker& check, const std::vector<T>& input, const std::vector<T>& output, Less less,
+            MPI_Comm comm) {
+  int rank = 0, p = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &p);
+  long long local = static_cast<long long>(input.size()), n = 0;
+  MPI_Allreduce(&local, &n, 1, MPI_LONG_LONG, MPI_SUM, comm);
+  const long long expected = n / p + (rank < n % p ? 1 : 0);
+  check.equal(static_cast<long long>(output.size()), expected, "local output size (balance)");
+  check.check(std::is_sorted(output.begin(), output.end(), less), "local output is not sorted");
+
+  std::vector<long long> in_counts, out_counts;
+  std::vector<T> all_in = gather_all(input, in_counts, comm);
+  std::vector<T> all_out = gather_all(output, out_counts, comm);
+  if (rank == 0) {
+    const auto unsorted = std::is_sorted_until(all_out.begin(), all_out.end(), less);
+    check.check(unsorted == all_out.end(), "concatenated output unsorted at global index ",
+                unsorted - all_out.begin());
+    std::sort(all_in.begin(), all_in.end(), bytes_less<T>);
+    std::sort(all_out.begin(), all_out.end(), bytes_less<T>);
+    check.check(same_bytes(all_in, all_out), "output is not a permutation of the input (",
+                all_in.size(), " elements in, ", all_out.size(), " out)");
+  }
+}
+
+std::vector<Item> items_from(const std::vector<std::uint64_t>& keys, int rank) {
+  std::vector<Item> items;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    // Coarse keys: many equal keys whose payloads differ, so the order among equals shows.
+    items.push_back(Item{keys[i] >> 26, static_cast<std::uint32_t>(keys[i]),
+                         static_cast<std::uint32_t>(rank)});
+  }
+  return items;
+}
+
+jquick::Config config_for(const LayerChoice& choice, std::uint64_t seed) {
+  jquick::Config config;
+  config.seed = seed;
+  config.layer = choice.layer;
+  config.schedule = choice.schedule;
+  return config;
+}
+
+struct Totals {
+  double sort_time = 0;  // sum over cases of the slowest rank's time
+  int max_levels = 0;
+  int cases = 0;
+};
+
+void run_grid(Checker& check, const Options& options, std::vector<Totals>& totals) {
+  const int rank = check.rank(), p = check.size();
+  for (inputs::Distribution distribution : options.distributions) {
+    for (std::uint64_t size : options.sizes) {
+      inputs::Params params;
+      params.seed = options.seed;
+      params.rank = rank;
+      params.p = p;
+      params.n_per_pe = size;
+      Context c(check, inputs::name(distribution), " n/p=", size);
+      const std::vector<double> input = inputs::generate<double>(distribution, params);
+      std::vector<double> reference;
+      int reference_levels = -1;
+      for (std::size_t l = 0; l < options.layers.size(); ++l) {
+        const LayerChoice& choice = options.layers[l];
+        Context cl(check, choice.name);
+        const jquick::Config config = config_for(choice, options.seed);
+        std::vector<double> data = input;
+        const jquick::Stats stats = jquick::sort(data, MPI_DOUBLE, MPI_COMM_WORLD,
+                                                 std::less<double>(), config);
+        verify(check, input, data, std::less<double>(), MPI_COMM_WORLD);
+        if (l == 0) {
+          reference = data;
+          reference_levels = stats.levels;
+        } else {
+          check.check(same_bytes(reference, data), "output differs from layer ",
+                      options.layers[0].name, " (same seed)");
+          check.equal(stats.levels, reference_levels, "recursion levels differ across layers");
+        }
+        if (options.repeat && l == 0) {
+          std::vector<double> again = input;
+          jquick::sort(again, MPI_DOUBLE, MPI_COMM_WORLD, std::less<double>(), config);
+          check.check(same_bytes(data, again), "a second run with the same seed differs");
+        }
+        double slowest = 0;
+        int levels = 0;
+        MPI_Reduce(&stats.total, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+        MPI_Reduce(&stats.levels, &levels, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
+        if (rank == 0) {
+          totals[l].sort_time += slowest;
+          totals[l].max_levels = std::max(totals[l].max_levels, levels);
+          ++totals[l].cases;
+          if (options.verbose) {
+            std::printf("  %-24s n/p=%-6llu %-30s %10.6f s  levels %d\n",
+                        inputs::name(distribution).c_str(),
+                        static_cast<unsigned long long>(size), choice.name.c_str(), slowest,
+                        levels);
+          }
+        }
+      }
+    }
+  }
+}
+
+void run_special(Checker& check, const Options& options) {
+  const int rank = check.rank(), p = check.size();
+  const MPI_Comm world = MPI_COMM_WORLD;
+  inputs::Params params;
+  params.seed = options.seed;
+  params.rank = rank;
+  params.p = p;
+  params.n_per_pe = 300;
+  const std::vector<double> uniform = inputs::generate<double>(inputs::Distribution::kUniform, params);
+
+  {
+    Context c(check, "datatype mismatch");
+    std::vector<double> data = uniform;
+    check.throws<jquick::Error>(
+        [&] { jquick::sort(data, MPI_INT, world); }, "MPI_Type_size is 4",
+        "double elements described as MPI_INT");
+    check.check(same_bytes(data, uniform), "a rejected sort touched the data");
+    MPI_Datatype padded;
+    MPI_Type_create_resized(MPI_DOUBLE, 0, 16, &padded);
+    MPI_Type_commit(&padded);
+    check.throws<jquick::Error>([&] { jquick::sort(data, padded, world); }, "extent 16",
+                                "a datatype with extent != sizeof(T)");
+    MPI_Type_free(&padded);
+  }
+  {
+    Context c(check, "NaN with std::less");
+    std::vector<double> data = uniform;
+    if (rank == p - 1) data.push_back(std::numeric_limits<double>::quiet_NaN());
+    for (const LayerChoice& choice : options.layers) {
+      std::vector<double> copy = data;
+      check.throws<jquick::Error>(
+          [&] { jquick::sort(copy, MPI_DOUBLE, world, std::less<double>(), config_for(choice, 1)); },
+          "1 NaN keys", choice.name);
+    }
+  }
+  {
+    Context c(check, "NaN with NanLastLess");
+    std::vector<double> data = uniform;
+    if (rank % 2 == 0) data.insert(data.begin() + rank % 7, std::numeric_limits<double>::quiet_NaN());
+    if (rank == 0) data.push_back(-std::numeric_limits<double>::quiet_NaN());
+    std::vector<double> out = data;
+    jquick::sort(out, MPI_DOUBLE, world, jquick::NanLastLess<double>());
+    verify(check, data, out, jquick::NanLastLess<double>(), world);
+    long long nans_in = 0, local = 0;
+    for (double x : data) local += std::isnan(x) ? 1 : 0;
+    MPI_Allreduce(&local, &nans_in, 1, MPI_LONG_LONG, MPI_SUM, world);
+    // The NaNs must be the last nans_in elements overall.
+    long long before = 0, mine = static_cast<long long>(out.size()), n = 0;
+    MPI_Exscan(&mine, &before, 1, MPI_LONG_LONG, MPI_SUM, world);
+    if (rank == 0) before = 0;
+    MPI_Allreduce(&mine, &n, 1, MPI_LONG_LONG, MPI_SUM, world);
+    for (long long i = 0; i < mine; ++i) {
+      const bool should_be_nan = before + i >= n - nans_in;
+      if (std::isnan(out[static_cast<std::size_t>(i)]) != should_be_nan) {
+        check.fail("element ", before + i, " of ", n, ": NaN placement wrong");
+        break;
+      }
+    }
+  }
+  {
+    Context c(check, "index base beyond 2^32");
+    for (const LayerChoice& choice : options.layers) {
+      Context cl(check, choice.name);
+      std::vector<double> plain = uniform, shifted = uniform;
+      jquick::Config config = config_for(choice, 7);
+      const jquick::Stats a = jquick::sort(plain, MPI_DOUBLE, world, std::less<double>(), config);
+      config.index_base = (std::int64_t{3} << 40) + 12345;
+      const jquick::Stats b = jquick::sort(shifted, MPI_DOUBLE, world, std::less<double>(), config);
+      verify(check, uniform, shifted, std::less<double>(), world);
+      check.check(same_bytes(plain, shifted), "a shifted index base changed the result");
+      check.equal(b.levels, a.levels, "levels with shifted index base");
+    }
+  }
+  {
+    Context c(check, "struct keys with equal keys");
+    params.n_per_pe = 500;
+    const std::vector<Item> items = items_from(
+        inputs::generate<std::uint64_t>(inputs::Distribution::kRandomizedDuplicates, params), rank);
+    params.n_per_pe = 300;
+    MPI_Datatype item_type;
+    MPI_Type_contiguous(sizeof(Item), MPI_BYTE, &item_type);
+    MPI_Type_commit(&item_type);
+    std::vector<Item> reference;
+    for (const LayerChoice& choice : options.layers) {
+      Context cl(check, choice.name);
+      std::vector<Item> data = items;
+      jquick::sort(data, item_type, world, ItemLess(), config_for(choice, 11));
+      verify(check, items, data, ItemLess(), world);
+      if (reference.empty() && !data.empty()) {
+        reference = data;
+      } else {
+        check.check(same_bytes(reference, data), "payload order differs across layers");
+      }
+    }
+    MPI_Type_free(&item_type);
+  }
+  {
+    Context c(check, "int64 descending");
+    const std::vector<std::int64_t> keys =
+        inputs::generate<std::int64_t>(inputs::Distribution::kFewDistinct, params);
+    std::vector<std::int64_t> data = keys;
+    jquick::sort(data, MPI_INT64_T, world, std::greater<std::int64_t>());
+    verify(check, keys, data, std::greater<std::int64_t>(), world);
+  }
+  {
+    Context c(check, "everything on the last PE");
+    std::vector<double> data;
+    if (rank == p - 1) {
+      for (int i = 0; i < 997; ++i) data.push_back(static_cast<double>((i * 7919) % 1000));
+    }
+    for (const LayerChoice& choice : options.layers) {
+      Context cl(check, choice.name);
+      std::vector<double> out = data;
+      jquick::sort(out, MPI_DOUBLE, world, std::less<double>(), config_for(choice, 3));
+      verify(check, data, out, std::less<double>(), world);
+    }
+  }
+  {
+    Context c(check, "schedules agree");
+    std::vector<double> a = uniform, b = uniform;
+    jquick::Config config = config_for(parse_layer_choice("mpi_create_group/cascaded"), 5);
+    jquick::sort(a, MPI_DOUBLE, world, std::less<double>(), config);
+    config.schedule = jquick::Schedule::alternating;
+    config.layer = jquick::Layer::mpi_split;
+    jquick::sort(b, MPI_DOUBLE, world, std::less<double>(), config);
+    check.check(same_bytes(a, b), "cascaded create_group and alternating split differ");
+  }
+  if (p >= 2) {
+    Context c(check, "sort on an RBC sub-range 1..p-1");
+    const rbc::RangeComm all = rbc::RangeComm::from_mpi(world);
+    const rbc::RangeComm tail = all.split(1, p - 1);
+    MPI_Comm members;
+    MPI_Comm_split(world, rank >= 1 ? 0 : MPI_UNDEFINED, rank, &members);
+    if (rank >= 1) {
+      std::vector<double> data = uniform;
+      jquick::sort(data, MPI_DOUBLE, tail);
+      verify(check, uniform, data, std::less<double>(), members);
+      MPI_Comm_free(&members);
+    }
+    jquick::Config config;
+    config.layer = jquick::Layer::mpi_split;
+    std::vector<double> data = uniform;
+    check.throws<jquick::Error>([&] { jquick::sort(data, MPI_DOUBLE, all, std::less<double>(), config); },
+                                "needs Config::layer", "RangeComm with an MPI layer");
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return janus::testing::run_test(argc, argv, "jquick_test", [&](Checker& check) {
+    const Options options = parse_options(argc, argv);
+    std::vector<Totals> totals(options.layers.size());
+    const double start = MPI_Wtime();
+    run_grid(check, options, totals);
+    if (options.special) run_special(check, options);
+    if (check.rank() == 0) {
+      for (std::size_t l = 0; l < options.layers.size(); ++l) {
+        std::printf("[jquick_test] p=%d layer %-28s %d cases, sum of sort times %.6f s, max levels %d\n",
+                    check.size(), options.layers[l].name.c_str(), totals[l].cases,
+                    totals[l].sort_time, totals[l].max_levels);
+      }
+      std::printf("[jquick_test] p=%d whole test %.3f s (MPI_Wtime)\n", check.size(),
+                  MPI_Wtime() - start);
+    }
+  });
+}
