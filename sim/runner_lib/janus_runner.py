@@ -103,6 +103,11 @@ def make_parser():
                         help="do not charge host CPU time (smpi/simulate-computation:no): bit-identical runs")
     parser.add_argument("--smpi-model", action="store_true",
                         help="keep SMPI's calibrated network model instead of the pure alpha-beta one")
+    parser.add_argument("--rendezvous", action="store_true",
+                        help="no eager (detached) sends: every send waits for its receiver "
+                             "(smpi/send-is-detached-thresh:0). Removes SMPI's per-message O(P) cost "
+                             "when thousands of small messages are in flight; needs MPI-correct "
+                             "programs that never rely on send buffering")
     parser.add_argument("--stack-size", type=int, default=512, metavar="KIB",
                         help="stack per simulated rank in KiB (default 512)")
     parser.add_argument("--default-collectives", action="store_true",
@@ -292,6 +297,8 @@ def smpi_options(args, built):
         opts += ["--cfg=network/model:CM02", "--cfg=network/TCP-gamma:0", "--cfg=network/crosstraffic:0"]
     if not args.default_collectives:
         opts += [f"--cfg=smpi/{coll}:{alg}" for coll, alg in LARGE_RUN_COLLECTIVES.items()]
+    if args.rendezvous:
+        opts.append("--cfg=smpi/send-is-detached-thresh:0")
     if args.deterministic:
         opts.append("--cfg=smpi/simulate-computation:no")
     elif built is not None:
@@ -350,7 +357,8 @@ def run_one(args, program, program_args, np, log):
     record = {
         "program": program, "program_args": program_args, "np": np,
         "platform": built.summary() if built else {"file": platform_file, "hostfile": hostfile},
-        "deterministic": args.deterministic, "model": "smpi" if args.smpi_model else "alpha-beta",
+        "deterministic": args.deterministic, "rendezvous": args.rendezvous,
+        "model": "smpi" if args.smpi_model else "alpha-beta",
         "command": cmd,
     }
     if args.dry_run:
@@ -360,7 +368,13 @@ def run_one(args, program, program_args, np, log):
 
     monitor = Monitor()
     start = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    # Benchmarks record which machine they ran on (bench/src/harness.cpp reads these).
+    env = dict(os.environ)
+    if built is not None:
+        env.setdefault("JANUS_BENCH_PLATFORM", built.name)
+        env.setdefault("JANUS_BENCH_PLATFORM_PARAMS", json.dumps(built.summary(), separators=(",", ":")))
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                            env=env)
     pumps = [threading.Thread(target=monitor.pump, args=(proc.stdout, sys.stdout, not args.quiet), daemon=True),
              threading.Thread(target=monitor.pump, args=(proc.stderr, sys.stderr, True), daemon=True)]
     for t in pumps:
