@@ -88,6 +88,15 @@ void MpiLayer::recv(void* buf, int count, MPI_Datatype type, int source, int tag
   check(MPI_Recv(buf, count, type, source, tag, comm_, MPI_STATUS_IGNORE), "MPI_Recv");
 }
 
+int MpiLayer::recv_bounded(void* buf, int capacity, MPI_Datatype type, int source,
+                           int tag) const {
+  MPI_Status status;
+  check(MPI_Recv(buf, capacity, type, source, tag, comm_, &status), "MPI_Recv");
+  int count = 0;
+  check(MPI_Get_count(&status, type, &count), "MPI_Get_count");
+  return count;
+}
+
 std::optional<MpiLayer> MpiLayer::sub(int first, int count, bool member) const {
   MPI_Comm out = MPI_COMM_NULL;
   if (creation_ == MpiCommCreation::kSplit) {

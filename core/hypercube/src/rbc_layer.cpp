@@ -32,6 +32,11 @@ void RbcLayer::recv(void* buf, int count, MPI_Datatype type, int source, int tag
   rbc::recv(buf, count, type, source, tag, comm_);
 }
 
+int RbcLayer::recv_bounded(void* buf, int capacity, MPI_Datatype type, int source,
+                           int tag) const {
+  return rbc::recv(buf, capacity, type, source, tag, comm_).count(type);
+}
+
 RbcLayer RbcLayer::half() const {
   const int half_size = size_ / 2;
   return rank_ < half_size ? RbcLayer(comm_.split(0, half_size - 1))

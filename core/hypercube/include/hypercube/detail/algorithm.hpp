@@ -62,6 +62,19 @@ void exchange(const Layer& layer, const T* send, std::size_t count, MPI_Datatype
   pending.wait();
 }
 
+// The same for messages known to hold at most `capacity` elements: one receive into a buffer
+// of that size, no probe.
+template <class Layer, class T>
+void exchange_bounded(const Layer& layer, const T* send, std::size_t count, std::size_t capacity,
+                      MPI_Datatype type, int partner, int tag, std::vector<T>& received) {
+  auto pending = layer.isend(send, message_count(count), type, partner, tag);
+  received.resize(capacity);
+  const int incoming =
+      layer.recv_bounded(received.data(), message_count(capacity), type, partner, tag);
+  received.resize(static_cast<std::size_t>(incoming));
+  pending.wait();
+}
+
 // An element with its position: (key, rank in the subcube, local index) orders all elements
 // of a level totally, so equal keys can be split anywhere. As a pivot sample it stands for
 // `weight` elements around it.
@@ -121,8 +134,8 @@ std::optional<Sample<T>> select_pivot(const Layer& layer, const std::vector<T>& 
   }
   const SampleLess<T, Less> sample_less{less};
   for (int bit = 1; bit < layer.size(); bit <<= 1) {
-    exchange(layer, samples.data(), samples.size(), sample_type, layer.rank() ^ bit, kSampleTag,
-             received);
+    exchange_bounded(layer, samples.data(), samples.size(), cap, sample_type, layer.rank() ^ bit,
+                     kSampleTag, received);
     merged.resize(samples.size() + received.size());
     std::merge(samples.begin(), samples.end(), received.begin(), received.end(), merged.begin(),
                sample_less);
@@ -134,10 +147,15 @@ std::optional<Sample<T>> select_pivot(const Layer& layer, const std::vector<T>& 
     for (const auto& sample : merged) total += sample.weight;
     const auto n = static_cast<std::int64_t>(cap);
     samples.clear();
+    // One pass: slice midpoints increase, so the covering sample only moves forward.
+    std::size_t k = 0;
+    std::int64_t covered = merged[0].weight;  // weight of merged[0..k]
     for (std::int64_t t = 0; t < n; ++t) {
       const std::int64_t begin = t * total / n, end = (t + 1) * total / n;
       if (end == begin) continue;  // fewer elements than samples: no empty slices
-      Sample<T> picked = merged[covering(merged, (begin + end) / 2)];
+      const std::int64_t middle = (begin + end) / 2;
+      while (covered <= middle && k + 1 < merged.size()) covered += merged[++k].weight;
+      Sample<T> picked = merged[k];
       picked.weight = end - begin;
       samples.push_back(picked);
     }

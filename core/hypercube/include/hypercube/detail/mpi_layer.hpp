@@ -42,6 +42,8 @@ class MpiLayer {
   // Blocks until a message from `source` with `tag` is pending; returns its element count.
   int probe_count(int source, int tag, MPI_Datatype type) const;
   void recv(void* buf, int count, MPI_Datatype type, int source, int tag) const;
+  // Receives a message of at most `capacity` elements; returns how many arrived.
+  int recv_bounded(void* buf, int capacity, MPI_Datatype type, int source, int tag) const;
 
   // The half of this communicator (ranks [0, size/2) or [size/2, size)) that holds the caller.
   // Every member calls it; size must be even.

@@ -31,6 +31,7 @@ class RbcLayer {
   PendingSend isend(const void* buf, int count, MPI_Datatype type, int dest, int tag) const;
   int probe_count(int source, int tag, MPI_Datatype type) const;
   void recv(void* buf, int count, MPI_Datatype type, int source, int tag) const;
+  int recv_bounded(void* buf, int capacity, MPI_Datatype type, int source, int tag) const;
 
   RbcLayer half() const;
   std::optional<RbcLayer> prefix(int count) const;
