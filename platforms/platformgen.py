@@ -407,11 +407,19 @@ def _build_juqueen(v, np):
         dims = v["dims"]
         if len(dims) != 5:
             raise ParamError(f"juqueen: dims must have 5 entries (AxBxCxDxE), got {len(dims)}")
+    elif v["nodes"] == math.prod(JUQUEEN_FULL_DIMS):
+        dims = list(JUQUEEN_FULL_DIMS)
     elif v["nodes"]:
         dims = _balanced_dims(v["nodes"], 5, last=2)
     else:
-        dims = _juqueen_auto_dims(_nodes_for(np, v["cores"]))
+        needed = _nodes_for(np, v["cores"])
+        dims = _juqueen_auto_dims(needed)
+        if math.prod(dims) > math.prod(JUQUEEN_FULL_DIMS) >= needed:
+            dims = list(JUQUEEN_FULL_DIMS)
     nodes = math.prod(dims)
+    if nodes > math.prod(JUQUEEN_FULL_DIMS):
+        raise ParamError(f"juqueen: {nodes} nodes requested; the machine has {math.prod(JUQUEEN_FULL_DIMS)} "
+                         "(use the generic torus platform for larger tori)")
     text = _simgrid_torus(dims)
     attrs = _cluster_attrs("juqueen", nodes, v, topology="TORUS", topo_parameters=text)
     far = 0

@@ -114,6 +114,15 @@ class Outcomes(unittest.TestCase):
             times.append(record["simulated_time_s"])
         self.assertEqual(times[0], times[1])
 
+    def test_large_run_options_and_rendezvous(self):
+        proc = run("--platform", "supermuc", "--np", "4096", "--rendezvous", "--dry-run", "--json", "-",
+                   "--", "barrier")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        command = json.loads(proc.stdout)["command"]
+        for option in ("-no-privatize", "--cfg=contexts/guard-size:0", "--cfg=smpi/allreduce:rdb",
+                       "--cfg=smpi/send-is-detached-thresh:0", "--cfg=network/model:CM02"):
+            self.assertIn(option, command)
+
     def test_sweep_prints_a_table(self):
         proc = run("--platform", "cluster", "--np", "2,8", "--deterministic", "--quiet", "--", "barrier")
         self.assertEqual(proc.returncode, 0, proc.stderr)
