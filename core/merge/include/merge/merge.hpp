@@ -1,0 +1,202 @@
+#pragma once
+
+// Stable distributed two-way merge (Siebert and Traeff, EuroMPI 2012).
+//
+//   // A and B are sorted sequences, blockwise over the PEs of comm (PE r holds the r-th block
+//   // of each; any sizes, empty blocks included).
+//   std::vector<double> c = merge::stable_merge(a_block, b_block, MPI_DOUBLE, comm);
+//   // c is PE r's block of stable_merge(A, B): floor((m+n)/p) + [r < (m+n) mod p] elements.
+//
+// Algorithm: PE r co-ranks its first output position k_r (binary search over the distributed
+// inputs, remote elements read one-sidedly with the synchronisation of Options::variant),
+// receives the co-ranks of k_{r+1} from PE r + 1, reads A[j_r, j_r+1) and B[l_r, l_r+1) from
+// their owners and merges them locally with std::merge (A first on ties).
+//
+// Contract:
+// - Collective over comm: every PE calls it with the same T, type, comparator and Options
+//   (output_count aside). A and B are each sorted by `less` (a strict weak order) across the
+//   PEs in rank order.
+// - T is trivially copyable and default constructible; `type` describes exactly one T
+//   (MPI_Type_size and extent == sizeof(T)), otherwise merge::Error.
+// - Stability: for elements equal under `less`, all of A's come before all of B's, and each
+//   input's own order is kept.
+// - Counts and offsets are 64-bit; a single PE's output may exceed 2^31 elements.
+// - Communication: two RMA windows on comm (created and freed inside the call), collectives
+//   on comm (MPI_Allreduce, MPI_Exscan, for irregular block sizes MPI_Allgather; fences and
+//   an MPI_Allreduce per iteration in the fence variants), and one message per PE to its left
+//   neighbour with tag merge::kBoundaryTag. Do not have wildcard receives pending on comm
+//   during the call.
+// - Reads of a PE's own block are plain memory copies in every variant.
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <type_traits>
+#include <vector>
+
+#include "merge/corank.hpp"
+#include "merge/detail/remote.hpp"
+#include "merge/options.hpp"
+
+namespace merge {
+
+// Tag of the one point-to-point message per PE (co-ranks to the left neighbour).
+constexpr int kBoundaryTag = 0x4d52;
+
+namespace detail {
+
+// One iteration with all of its reads issued together (fence and Rget variants). When both
+// tests are needed, A[j-1], A[j] and B[l-1], B[l] are read as pairs: two gets instead of four
+// (more only when a pair straddles two owners).
+template <class T, class Less>
+void batched_iteration(CorankSearch& search, RemoteInputs& in, const Less& less) {
+  const bool first = search.has_first_test();
+  const bool second = search.has_second_test();
+  const std::uint64_t j = search.j(), l = search.l();
+  T a[2] = {}, b[2] = {};  // a = {A[j-1], A[j]}, b = {B[l-1], B[l]}
+  in.open_epoch();
+  if (first && second) {
+    in.get(RemoteInputs::seq_a, j - 1, 2, a);
+    in.get(RemoteInputs::seq_b, l - 1, 2, b);
+  } else if (first) {
+    in.get(RemoteInputs::seq_a, j - 1, 1, &a[0]);
+    in.get(RemoteInputs::seq_b, l, 1, &b[1]);
+  } else if (second) {
+    in.get(RemoteInputs::seq_b, l - 1, 1, &b[0]);
+    in.get(RemoteInputs::seq_a, j, 1, &a[1]);
+  }
+  in.complete();
+  in.close_epoch();
+  if (search.done()) return;
+  const bool first_holds = first && less(b[1], a[0]);
+  const bool second_holds = !first_holds && second && !less(b[0], a[1]);
+  search.step(first_holds, second_holds);
+}
+
+// Co-ranks of output position k with the variant's synchronisation; collective for the fence
+// variants (every PE runs the same number of epochs).
+template <class T, class Less>
+std::pair<std::uint64_t, std::uint64_t> distributed_corank(std::uint64_t k, RemoteInputs& in,
+                                                           MPI_Comm comm, const Less& less,
+                                                           Stats& stats) {
+  const std::uint64_t m = in.distribution().a.total(), n = in.distribution().b.total();
+  CorankSearch search(k, m, n);
+  switch (in.variant()) {
+    case Variant::fence_bound: {
+      const int bound = iteration_bound(m, n);
+      for (int epoch = 0; epoch < bound; ++epoch) batched_iteration<T>(search, in, less);
+      stats.epochs = bound;
+      if (!search.done()) throw Error("merge: internal error: co-ranking exceeded its bound");
+      break;
+    }
+    case Variant::fence_allreduce: {
+      int active = 1;
+      while (active != 0) {
+        batched_iteration<T>(search, in, less);
+        ++stats.epochs;
+        active = search.done() ? 0 : 1;
+        check_mpi(MPI_Allreduce(MPI_IN_PLACE, &active, 1, MPI_INT, MPI_LOR, comm),
+                  "MPI_Allreduce of the active flags");
+      }
+      break;
+    }
+    case Variant::lock_shared: {
+      // As in the paper's figure 1 with a locked GET per element: the second test's elements
+      // are read only if the first test fails.
+      while (!search.done()) {
+        const std::uint64_t j = search.j(), l = search.l();
+        T x{}, y{};
+        bool first_holds = false, second_holds = false;
+        if (search.has_first_test()) {
+          in.get(RemoteInputs::seq_a, j - 1, 1, &x);
+          in.get(RemoteInputs::seq_b, l, 1, &y);
+          first_holds = less(y, x);
+        }
+        if (!first_holds && search.has_second_test()) {
+          in.get(RemoteInputs::seq_b, l - 1, 1, &y);
+          in.get(RemoteInputs::seq_a, j, 1, &x);
+          second_holds = !less(y, x);
+        }
+        search.step(first_holds, second_holds);
+      }
+      stats.epochs = search.iterations();
+      break;
+    }
+    case Variant::rget_lock_all:
+      while (!search.done()) batched_iteration<T>(search, in, less);
+      stats.epochs = search.iterations();
+      break;
+  }
+  stats.iterations = search.iterations();
+  return {search.j(), search.l()};
+}
+
+}  // namespace detail
+
+// Merges this PE's blocks a[0, m_local) of A and b[0, n_local) of B into its block of the stable
+// merge; see the contract above. `stats`, if given, receives this PE's phase times.
+template <class T, class Less = std::less<T>>
+std::vector<T> stable_merge(const T* a, std::uint64_t m_local, const T* b, std::uint64_t n_local,
+                            MPI_Datatype type, MPI_Comm comm, Less less = Less(),
+                            const Options& options = Options(), Stats* stats = nullptr) {
+  static_assert(std::is_trivially_copyable<T>::value, "merge: T must be trivially copyable");
+  Stats local;
+  const double start = MPI_Wtime();
+  detail::check_datatype(type, sizeof(T));
+  if ((m_local > 0 && a == nullptr) || (n_local > 0 && b == nullptr)) {
+    throw Error("merge: a non-empty block was given as a null pointer");
+  }
+  const detail::Distribution dist = detail::describe(m_local, n_local, options.output_count, comm);
+  const std::uint64_t m = dist.a.total(), n = dist.b.total();
+  std::vector<T> out;
+  {
+    detail::RemoteInputs in(a, b, sizeof(T), type, dist, comm, options);
+    const double corank_start = MPI_Wtime();
+    local.setup = corank_start - start;
+
+    const auto first = detail::distributed_corank<T>(dist.out_begin, in, comm, less, local);
+    local.j = first.first;
+    local.l = first.second;
+    // The co-ranks of this PE's end are those of the next PE's start.
+    std::uint64_t mine[2] = {first.first, first.second};
+    std::uint64_t next[2] = {m, n};
+    const int left = dist.rank > 0 ? dist.rank - 1 : MPI_PROC_NULL;
+    const int right = dist.rank + 1 < dist.size ? dist.rank + 1 : MPI_PROC_NULL;
+    detail::check_mpi(MPI_Sendrecv(mine, 2, MPI_UINT64_T, left, kBoundaryTag, next, 2,
+                                   MPI_UINT64_T, right, kBoundaryTag, comm, MPI_STATUS_IGNORE),
+                      "MPI_Sendrecv of co-ranks");
+    const double fetch_start = MPI_Wtime();
+    local.corank = fetch_start - corank_start;
+
+    if (next[0] < mine[0] || next[1] < mine[1] ||
+        (next[0] - mine[0]) + (next[1] - mine[1]) != dist.out_end - dist.out_begin) {
+      throw Error("merge: the co-ranks are inconsistent; are A and B sorted by the comparator?");
+    }
+    std::vector<T> a_part(next[0] - mine[0]), b_part(next[1] - mine[1]);
+    in.open_epoch();
+    in.get(detail::RemoteInputs::seq_a, mine[0], a_part.size(), a_part.data());
+    in.get(detail::RemoteInputs::seq_b, mine[1], b_part.size(), b_part.data());
+    in.complete();
+    in.close_epoch();
+    const double merge_start = MPI_Wtime();
+    local.fetch = merge_start - fetch_start;
+
+    out.resize(a_part.size() + b_part.size());
+    std::merge(a_part.begin(), a_part.end(), b_part.begin(), b_part.end(), out.begin(), less);
+    local.merge = MPI_Wtime() - merge_start;
+  }  // windows freed (collective): no PE returns while another may still read its blocks
+  local.total = MPI_Wtime() - start;
+  if (stats != nullptr) *stats = local;
+  return out;
+}
+
+template <class T, class Less = std::less<T>>
+std::vector<T> stable_merge(const std::vector<T>& a, const std::vector<T>& b, MPI_Datatype type,
+                            MPI_Comm comm, Less less = Less(), const Options& options = Options(),
+                            Stats* stats = nullptr) {
+  return stable_merge(a.data(), a.size(), b.data(), b.size(), type, comm, less, options, stats);
+}
+
+}  // namespace merge
