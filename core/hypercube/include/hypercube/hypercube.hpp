@@ -35,6 +35,9 @@
 // Less must be a strict weak order on all elements (with std::less<double>, NaN keys violate
 // this and the output order is unspecified). No busy polling: all waiting blocks in MPI_Probe /
 // MPI_Recv / MPI_Wait (or RBC's blocking calls), so simulated time advances under SMPI.
+// Point-to-point messages on the caller's communicator use tags 1..4 (folding, reshuffle,
+// samples, data); the caller must not have messages with those tags pending on it. Levels below
+// the top run on communicators of their own.
 
 #include <mpi.h>
 
