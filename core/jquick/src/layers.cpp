@@ -110,6 +110,8 @@ void RbcPool::progress() {
   if (others_.run_completed() | sends_.run_completed()) return;
   if (others_.pending > 0) {
     others_.wait_one();
+  } else if (!posted_.empty()) {
+    posted_.progress();
   } else if (!slots_.empty()) {
     receive_one();
   } else if (sends_.pending > 0) {
@@ -152,6 +154,29 @@ void MpiPool::progress() {
 
 // --------------------------------------------------------------------------------- RbcLayer
 
+RbcLayer::RbcLayer(const rbc::RangeComm& root, bool posted) : root_(root) {
+  if (!posted) return;
+  int mpi_size = 0;
+  MPI_Comm_size(root_.mpi_comm(), &mpi_size);
+  if (root_.size() == mpi_size) {
+    check_mpi(MPI_Comm_dup(root_.mpi_comm(), &data_), "MPI_Comm_dup");
+    return;
+  }
+  // A range of a larger communicator: collective over the members only.
+  MPI_Group parent_group, group;
+  MPI_Comm_group(root_.mpi_comm(), &parent_group);
+  int range[1][3] = {{root_.first(), root_.last(), root_.stride()}};
+  MPI_Group_range_incl(parent_group, 1, range, &group);
+  check_mpi(MPI_Comm_create_group(root_.mpi_comm(), group, kCreateGroupTag + 7, &data_),
+            "MPI_Comm_create_group");
+  MPI_Group_free(&group);
+  MPI_Group_free(&parent_group);
+}
+
+RbcLayer::~RbcLayer() {
+  if (data_ != MPI_COMM_NULL) MPI_Comm_free(&data_);
+}
+
 void RbcLayer::gather_merge(Pool& pool, const Comm& comm, const void* send, int count,
                             void* recv, int total, MPI_Datatype type, const rbc::Merger& merge,
                             Done done) {
@@ -173,22 +198,44 @@ void RbcLayer::scan_and_bcast(Pool& pool, const Comm& comm, const long long* sen
 
 void RbcLayer::isend(Pool& pool, const Comm& comm, const void* buf, int count, MPI_Datatype type,
                      int dest, int tag) {
-  pool.add_send(rbc::isend(buf, count, type, dest, tag, comm));
-}
-
-void RbcLayer::receive_any(Pool& pool, const Comm& comm, void* buf, int capacity,
-                           MPI_Datatype type, int tag, RecvDone done) {
-  pool.add_wildcard_receive(comm, tag, buf, capacity, type, std::move(done));
+  if (data_ == MPI_COMM_NULL) {
+    pool.add_send(rbc::isend(buf, count, type, dest, tag, comm));
+    return;
+  }
+  MPI_Request request;
+  check_mpi(MPI_Isend(buf, count, type, data_rank(comm, dest), tag, data_, &request), "MPI_Isend");
+  pool.add_posted(request, nullptr);
 }
 
 void RbcLayer::irecv(Pool& pool, const Comm& comm, void* buf, int count, MPI_Datatype type,
                      int source, int tag, RecvDone done) {
-  pool.add(
-      rbc::irecv(buf, count, type, source, tag, comm),
-      [type, done = std::move(done)](const rbc::Status* status) {
-        done(status->source, status->count(type));
-      },
-      true);
+  if (data_ == MPI_COMM_NULL) {
+    pool.add(
+        rbc::irecv(buf, count, type, source, tag, comm),
+        [type, done = std::move(done)](const rbc::Status* status) {
+          done(status->source, status->count(type));
+        },
+        true);
+    return;
+  }
+  const int from = source == MPI_ANY_SOURCE ? MPI_ANY_SOURCE : data_rank(comm, source);
+  MPI_Request request;
+  check_mpi(MPI_Irecv(buf, count, type, from, tag, data_, &request), "MPI_Irecv");
+  const rbc::RangeComm root = root_;
+  pool.add_posted(request, [comm, root, type, done = std::move(done)](const MPI_Status& status) {
+    int received = 0;
+    MPI_Get_count(&status, type, &received);
+    done(group_rank(comm, root, status.MPI_SOURCE), received);
+  });
+}
+
+void RbcLayer::receive_any(Pool& pool, const Comm& comm, void* buf, int capacity,
+                           MPI_Datatype type, int tag, RecvDone done) {
+  if (data_ == MPI_COMM_NULL) {
+    pool.add_wildcard_receive(comm, tag, buf, capacity, type, std::move(done));
+  } else {
+    irecv(pool, comm, buf, capacity, type, MPI_ANY_SOURCE, tag, std::move(done));
+  }
 }
 
 RbcLayer::Comm RbcLayer::create_child(const Comm& parent, int first, int last, bool member,

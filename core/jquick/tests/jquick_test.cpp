@@ -3,7 +3,7 @@
 // and bit-identical for the same seed: on a repeated run and across the three layers.
 //
 // Options: --sizes=a,b,..  --layers=rbc,mpi_create_group,mpi_split[/cascaded|/alternating],..
-//          --distributions=name,..  --seed=S  --no-special  --no-repeat  --verbose
+//          (rbc:probe = RBC layer with probe-based receives)  --distributions=name,..  --seed=S  --no-special  --no-repeat  --verbose
 #include <mpi.h>
 
 #include <algorithm>
@@ -39,6 +39,7 @@ struct ItemLess {
 struct LayerChoice {
   jquick::Layer layer;
   jquick::Schedule schedule;
+  jquick::Wildcard wildcard;
   std::string name;
 };
 
@@ -62,17 +63,27 @@ std::vector<std::string> split_list(const std::string& text) {
   return parts;
 }
 
+// "rbc", "rbc:probe", "mpi_create_group/cascaded", "mpi_split/alternating", ...
 LayerChoice parse_layer_choice(const std::string& text) {
-  LayerChoice choice{jquick::Layer::rbc, jquick::Schedule::alternating, text};
+  LayerChoice choice{jquick::Layer::rbc, jquick::Schedule::alternating, jquick::Wildcard::posted,
+                     text};
   const auto slash = text.find('/');
-  choice.layer = jquick::parse_layer(text.substr(0, slash));
+  std::string layer = text.substr(0, slash);
+  const auto colon = layer.find(':');
+  if (colon != std::string::npos) {
+    if (layer.substr(colon + 1) != "probe") throw std::invalid_argument("unknown layer " + text);
+    choice.wildcard = jquick::Wildcard::probe;
+    layer = layer.substr(0, colon);
+  }
+  choice.layer = jquick::parse_layer(layer);
   if (slash != std::string::npos) choice.schedule = jquick::parse_schedule(text.substr(slash + 1));
   return choice;
 }
 
 Options parse_options(int argc, char** argv) {
   Options options;
-  std::vector<std::string> layers = {"rbc", "mpi_create_group/alternating", "mpi_split/cascaded"};
+  std::vector<std::string> layers = {"rbc", "rbc:probe", "mpi_create_group/alternating",
+                                     "mpi_split/cascaded"};
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&](const char* prefix) -> const char* {
@@ -185,6 +196,7 @@ jquick::Config config_for(const LayerChoice& choice, std::uint64_t seed) {
   config.seed = seed;
   config.layer = choice.layer;
   config.schedule = choice.schedule;
+  config.wildcard = choice.wildcard;
   return config;
 }
 
@@ -215,6 +227,11 @@ void run_grid(Checker& check, const Options& options, std::vector<Totals>& total
         const jquick::Stats stats = jquick::sort(data, MPI_DOUBLE, MPI_COMM_WORLD,
                                                  std::less<double>(), config);
         verify(check, input, data, std::less<double>(), MPI_COMM_WORLD);
+        const double phases = stats.pivot_selection + stats.partition +
+                              stats.exchange_calculation + stats.exchange +
+                              stats.communicator_creation + stats.base_cases;
+        check.check(phases >= 0 && phases <= stats.total * (1 + 1e-9) + 1e-9,
+                    "phase times ", phases, " exceed the total ", stats.total);
         if (l == 0) {
           reference = data;
           reference_levels = stats.levels;
@@ -364,6 +381,38 @@ void run_special(Checker& check, const Options& options) {
       jquick::sort(out, MPI_DOUBLE, world, std::less<double>(), config_for(choice, 3));
       verify(check, data, out, std::less<double>(), world);
     }
+  }
+  {
+    // One sample per level: the pivot is often a group's largest element, so levels are
+    // repeated (the degenerate-split path) and recursions are deep.
+    Context c(check, "single-sample pivots");
+    int retries = 0;
+    for (inputs::Distribution distribution :
+         {inputs::Distribution::kUniform, inputs::Distribution::kZero,
+          inputs::Distribution::kFewDistinct, inputs::Distribution::kSorted}) {
+      for (std::uint64_t size : {3, 40}) {
+        Context cd(check, inputs::name(distribution), " n/p=", size);
+        inputs::Params small = params;
+        small.n_per_pe = size;
+        const std::vector<double> input = inputs::generate<double>(distribution, small);
+        std::vector<double> reference;
+        for (const LayerChoice& choice : options.layers) {
+          jquick::Config config = config_for(choice, 9);
+          config.k1 = 0;
+          config.k2 = 0;
+          config.k3 = 1;
+          std::vector<double> data = input;
+          const jquick::Stats stats = jquick::sort(data, MPI_DOUBLE, world, std::less<double>(), config);
+          verify(check, input, data, std::less<double>(), world);
+          if (reference.empty()) reference = data;
+          check.check(same_bytes(reference, data), choice.name, " differs");
+          retries += stats.retries;
+        }
+      }
+    }
+    int total_retries = 0;
+    MPI_Reduce(&retries, &total_retries, 1, MPI_INT, MPI_SUM, 0, world);
+    if (rank == 0) std::printf("[jquick_test] single-sample pivots: %d repeated levels\n", total_retries);
   }
   {
     Context c(check, "schedules agree");

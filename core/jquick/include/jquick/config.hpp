@@ -30,10 +30,17 @@ enum class Schedule {
   alternating,  // left first iff (rank + level) is even, so neighbouring januses usually differ
 };
 
+// How the RBC layer receives data from unknown senders (see detail/layers.hpp).
+enum class Wildcard {
+  posted,  // MPI_Irecv(MPI_ANY_SOURCE) on a private communicator: a waiting PE blocks
+  probe,   // rbc::probe + rbc::recv on the group's RangeComm (polls under SMPI)
+};
+
 struct Config {
   std::uint64_t seed = 0x6a616e7573ULL;
   Layer layer = Layer::rbc;
   Schedule schedule = Schedule::alternating;
+  Wildcard wildcard = Wildcard::posted;  // Layer::rbc only
   // The pivot is the median of k = max(k1 log2 p', k2 n'/p', k3) samples of a group of p' PEs
   // holding n' elements (the thesis' tuned values).
   double k1 = 16.0;

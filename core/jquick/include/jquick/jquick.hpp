@@ -42,7 +42,9 @@ Stats sort(std::vector<T>& data, MPI_Datatype type, MPI_Comm comm, Less less = L
   Stats stats;
   const double start = MPI_Wtime();
   if (config.layer == Layer::rbc) {
-    detail::RbcLayer layer(rbc::RangeComm::from_mpi(comm));
+    const double before = MPI_Wtime();
+    detail::RbcLayer layer(rbc::RangeComm::from_mpi(comm), config.wildcard == Wildcard::posted);
+    stats.communicator_creation += MPI_Wtime() - before;
     detail::Sorter<T, Less, detail::RbcLayer>(layer, type, less, config, stats).sort(data);
   } else {
     const double before = MPI_Wtime();
@@ -66,7 +68,9 @@ Stats sort(std::vector<T>& data, MPI_Datatype type, const rbc::RangeComm& comm,
   if (!comm.is_member()) throw Error("this PE is not a member of the communicator");
   Stats stats;
   const double start = MPI_Wtime();
-  detail::RbcLayer layer(comm);
+  const double before = MPI_Wtime();
+  detail::RbcLayer layer(comm, config.wildcard == Wildcard::posted);
+  stats.communicator_creation += MPI_Wtime() - before;
   detail::Sorter<T, Less, detail::RbcLayer>(layer, type, less, config, stats).sort(data);
   stats.total = MPI_Wtime() - start;
   return stats;

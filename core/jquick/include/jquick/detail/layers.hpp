@@ -27,22 +27,41 @@ namespace jquick::detail {
 using Done = std::function<void()>;
 using RecvDone = std::function<void(int source, int count)>;
 
-// Progress policy (deadlock-free, never polling): run what has completed; otherwise, while
-// collectives or posted receives are pending, block in rbc::wait_any on them (sends progress
-// inside MPI meanwhile); once only wildcard data receives (and sends) remain, block in
-// rbc::probe for one of them and receive it; with only sends left, wait for those. A PE
-// therefore never blocks in a probe while a collective needs it, and never waits on its sends
-// while it should be receiving. Wildcard receives are probe + recv rather than RBC's polling
-// wildcard irecv, so no MPI_Iprobe/MPI_Test is repeated while nothing happens.
+class MpiPool {
+ public:
+  using Callback = std::function<void(const MPI_Status&)>;
+  void add(MPI_Request request, Callback callback);
+  bool empty() const { return pending_ == 0; }
+  void progress();
+
+ private:
+  void compact();
+
+  std::vector<MPI_Request> requests_;
+  std::vector<Callback> callbacks_;
+  std::size_t pending_ = 0;
+};
+
+// Progress policy (deadlock-free): run what has completed; otherwise, while RBC collectives
+// (or RBC receives from a known source) are pending, block in rbc::wait_any on them (sends and
+// posted receives progress inside MPI meanwhile); then block in MPI_Waitany on posted MPI
+// requests; then, if only probe-based wildcard receives remain, block in rbc::probe for one and
+// receive it; with only RBC sends left, wait for those. A PE never blocks in a probe while a
+// collective needs it, and never waits on its sends while a probe-based receive is open.
 class RbcPool {
  public:
   using Callback = std::function<void(const rbc::Status*)>;
   void add_send(rbc::Request request);
   void add(rbc::Request request, Callback callback, bool wants_status = false);
+  void add_posted(MPI_Request request, MpiPool::Callback callback) {
+    posted_.add(request, std::move(callback));
+  }
   // One message from any member of `comm` with `tag`, at most `capacity` elements, into buf.
   void add_wildcard_receive(const rbc::RangeComm& comm, int tag, void* buf, int capacity,
                             MPI_Datatype type, RecvDone done);
-  bool empty() const { return others_.pending == 0 && sends_.pending == 0 && slots_.empty(); }
+  bool empty() const {
+    return others_.pending == 0 && sends_.pending == 0 && posted_.empty() && slots_.empty();
+  }
   // Runs the continuation of at least one completed operation, blocking until one completes.
   void progress();
 
@@ -71,30 +90,27 @@ class RbcPool {
 
   Requests others_;
   Requests sends_;
+  MpiPool posted_;
   std::vector<Slot> slots_;
 };
 
-class MpiPool {
- public:
-  using Callback = std::function<void(const MPI_Status&)>;
-  void add(MPI_Request request, Callback callback);
-  bool empty() const { return pending_ == 0; }
-  void progress();
-
- private:
-  void compact();
-
-  std::vector<MPI_Request> requests_;
-  std::vector<Callback> callbacks_;
-  std::size_t pending_ = 0;
-};
-
+// Collectives and group splits are RBC's. The data exchange either uses posted MPI receives
+// (MPI_Irecv(MPI_ANY_SOURCE)) on a private communicator over the same ranks (posted = true), or
+// rbc::probe + rbc::recv on the group's RangeComm (posted = false). Both are correct; they
+// differ under SMPI, whose MPI_Probe (like RBC's wildcard irecv, which polls MPI_Iprobe) is a
+// polling loop that injects smpi/iprobe seconds of simulated time per failed probe, while a
+// posted receive lets the PE block until the message arrives. In posted mode the tag tells
+// apart the kind, the level's parity and which of the receiver's (at most two) groups the data
+// belongs to, so no message can match a receive of another group or level.
 class RbcLayer {
  public:
   using Comm = rbc::RangeComm;
   using Pool = RbcPool;
 
-  explicit RbcLayer(const rbc::RangeComm& root) : root_(root) {}
+  RbcLayer(const rbc::RangeComm& root, bool posted);
+  ~RbcLayer();
+  RbcLayer(const RbcLayer&) = delete;
+  RbcLayer& operator=(const RbcLayer&) = delete;
   const Comm& root() const { return root_; }
   static int rank(const Comm& comm) { return comm.rank(); }
   static int size(const Comm& comm) { return comm.size(); }
@@ -121,7 +137,14 @@ class RbcLayer {
   void release(Comm& comm) { comm = Comm(); }
 
  private:
+  // Rank in data_ of member `rank` of `comm`, and back.
+  int data_rank(const Comm& comm, int rank) const { return root_.rank_of_mpi(comm.mpi_rank(rank)); }
+  static int group_rank(const Comm& comm, const Comm& root, int data_rank) {
+    return comm.rank_of_mpi(root.mpi_rank(data_rank));
+  }
+
   rbc::RangeComm root_;
+  MPI_Comm data_ = MPI_COMM_NULL;
 };
 
 // A native MPI communicator of one group.

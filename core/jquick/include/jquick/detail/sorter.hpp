@@ -171,10 +171,12 @@ class Sorter {
     std::int64_t index;
   };
 
-  // Data tags carry the kind and the level's parity: a fast PE may already send the next
-  // level's data while a slow one still receives this level's, and two communicators of
-  // consecutive levels could (with tiny probability) share an RBC context.
-  static constexpr int kTagBase = 7;
+  // Data tags (1..8) carry the kind, the level's parity (a fast PE may already send the next
+  // level's data while a slow one still receives this level's) and whether the receiver is the
+  // group's last PE (which of a janus PE's two groups the data is for). Either is needed where
+  // groups share a message channel: the RBC layer's posted receives, and RBC contexts, which
+  // two communicators share with tiny probability.
+  static constexpr int kTagBase = 9;
 
   // A piece of a region that arrived from `source` (a group rank), at `offset` in the region.
   struct Piece {
@@ -277,7 +279,9 @@ class Sorter {
     return phase == kDone ? kExchange : phase;
   }
 
-  static int data_tag(const Task& task, int kind) { return 1 + kind + 2 * (task.level & 1); }
+  static int data_tag(const Task& task, int kind, int receiver) {
+    return 1 + kind + 2 * (task.level & 1) + 4 * (receiver == task.last ? 1 : 0);
+  }
 
   void start_task(Pool& pool, Task& task, int level) {
     task.level = level;
@@ -418,7 +422,7 @@ class Sorter {
           region.filled += piece;
         } else {
           layer_.isend(pool, task.comm, task.src + offset, static_cast<int>(piece), type_,
-                       owner - task.first, data_tag(task, kind));
+                       owner - task.first, data_tag(task, kind, owner));
           ++stats_.messages_sent;
         }
         index += piece;
@@ -440,7 +444,7 @@ class Sorter {
     Region& region = task.regions[kind];
     Task* t = &task;
     layer_.receive_any(pool, task.comm, task.dst + (region.begin - task.t0) + region.filled,
-                       static_cast<int>(region.remaining()), type_, data_tag(task, kind),
+                       static_cast<int>(region.remaining()), type_, data_tag(task, kind, rank_),
                        [this, t, kind, &pool](int source, int count) {
                    Region& r = t->regions[kind];
                    if (count <= 0) throw Error("internal: empty data message");
