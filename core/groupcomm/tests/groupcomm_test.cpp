@@ -176,6 +176,16 @@ void test_creation(Checker& check) {
     create_and_verify(check, world, zigzag(iota_ranks(h, p - h)), 14, "upper half zigzag");
   }
 
+  // Overlapping groups, different tags, the same call order everywhere: ranks only in the second
+  // group start it at once, so its messages reach the shared ranks while those are still
+  // creating the first.
+  {
+    const int third = p / 3;
+    create_and_verify(check, world, iota_ranks(0, p - third), 40, "lower two thirds");
+    create_and_verify(check, world, reversed(iota_ranks(third, p - third)), 42,
+                      "upper two thirds, reversed");
+  }
+
   // The largest tag the parent allows.
   int* tag_ub = nullptr;
   int found = 0;
