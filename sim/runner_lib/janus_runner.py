@@ -47,8 +47,8 @@ EXIT_USAGE = 2
 
 EXAMPLES = """\
 examples (one per platform; a Bazel label is built first, a path is used as is):
-  # SuperMUC-like, 4096 ranks (1 island), alpha = 1.5 us per hop, deterministic accounting
-  sim/runner //sim/tests:netcheck --platform supermuc --np 4096 -p alpha=1.5us --deterministic -- barrier
+  # JQuick, SuperMUC-like, 4096 ranks (1 island), n/p = 256 uniform, alpha = 1.5 us per hop
+  sim/runner //bench:sort --platform supermuc --np 4096 -p alpha=1.5us --deterministic -- --nps=256 --distributions=uniform --impls=jquick_rbc
   # JUQUEEN-like 5D torus partition 4x4x4x4x2 (512 nodes), 8192 ranks
   sim/runner //sim/tests:netcheck --platform juqueen -p dims=4x4x4x4x2 --np 8192 -- barrier
   # flat cluster of 8 nodes with 2 cores each, beta given as time per byte
