@@ -12,7 +12,9 @@
 //
 // Records: benchmark "comm_create_286" with "case" (and "variant", the same value, which the
 // bench driver's records require). Under SMPI groupcomm_286 is not run: its record says
-// "skipped": "no intercommunicators in SMPI" and has no times.
+// "skipped": "no intercommunicators in SMPI" and has no times; and rbc records also carry
+// host_op_s, the host CPU cost of RBC's purely local split (bench::Measurement::host_cost),
+// because the simulator charges messages, not local work.
 //
 // Options: --cases=halves,recursive  --impls=groupcomm_286,mpi_create_group,mpi_split,rbc
 //          --warmup=N --reps=N
@@ -27,6 +29,12 @@
 #include "rbc/rbc.hpp"
 
 namespace {
+
+#if defined(JANUS_SMPI) && JANUS_SMPI
+constexpr bool kSimulated = true;
+#else
+constexpr bool kSimulated = false;
+#endif
 
 const char* const kBenchmark = "comm_create_286";
 const std::vector<std::string> kImpls = {"groupcomm_286", "mpi_create_group", "mpi_split", "rbc"};
@@ -166,6 +174,12 @@ void run(const bench::Args& args, const bench::Context& ctx) {
       if (impl == "rbc") {
         RbcHalving halving(rbc_world);
         s = measure_case(measure, halving, c);
+        if (kSimulated) {
+          const double host = measure.host_cost(
+              [&] { c == "halves" ? halving.halves() : halving.recursive(); },
+              [&] { halving.clear(); }, 20);
+          record.add("host_op_s", host);
+        }
       } else {
         const MpiWay way = impl == "groupcomm_286"      ? MpiWay::kTicket286
                            : impl == "mpi_create_group" ? MpiWay::kCreateGroup

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the comm_create_286 benchmark once on 3 ranks and checks its records: one per case and
 # implementation; times present and ordered (min <= median <= max); under SMPI the
-# groupcomm_286 records say "skipped" and carry no times, under Open MPI they are measured.
+# groupcomm_286 records say "skipped" and carry no times (under Open MPI they are measured) and
+# the rbc records carry host_op_s.
 #   bench_smoke.sh RUN_RANKS BACKEND PLATFORM PROGRAM
 set -euo pipefail
 run_ranks="$1" backend="$2" platform="$3" program="$4"
@@ -34,6 +35,12 @@ for r in records:
     if "skipped" in r:
         problems.append(f"{where}: unexpectedly skipped")
         continue
+    host = r.get("host_op_s")
+    if backend == "smpi" and r.get("implementation") == "rbc":
+        if not isinstance(host, (int, float)) or host < 0:
+            problems.append(f"{where}: host_op_s {host!r}, expected a non-negative number")
+    elif host is not None:
+        problems.append(f"{where}: unexpected host_op_s {host!r}")
     if r.get("repetitions") != 2:
         problems.append(f"{where}: repetitions {r.get('repetitions')}, expected 2")
     try:
