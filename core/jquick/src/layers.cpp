@@ -122,6 +122,13 @@ void RbcPool::progress() {
 // ---------------------------------------------------------------------------------- MpiPool
 
 void MpiPool::add(MPI_Request request, Callback callback) {
+  // Some MPIs (SMPI on one rank) complete a nonblocking collective at once and return
+  // MPI_REQUEST_NULL, which MPI_Waitany would never report: run it at the next progress().
+  if (request == MPI_REQUEST_NULL) {
+    completed_.push_back(std::move(callback));
+    ++pending_;
+    return;
+  }
   requests_.push_back(request);
   callbacks_.push_back(std::move(callback));
   ++pending_;
@@ -141,6 +148,16 @@ void MpiPool::compact() {
 
 void MpiPool::progress() {
   if (pending_ == 0) return;
+  if (!completed_.empty()) {
+    Callback callback = std::move(completed_.front());
+    completed_.erase(completed_.begin());
+    --pending_;
+    MPI_Status status{};
+    status.MPI_SOURCE = MPI_PROC_NULL;
+    status.MPI_TAG = MPI_ANY_TAG;
+    if (callback) callback(status);
+    return;
+  }
   if (requests_.size() > 32 && pending_ * 2 < requests_.size()) compact();
   int index = MPI_UNDEFINED;
   MPI_Status status;

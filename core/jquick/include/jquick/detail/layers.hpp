@@ -39,6 +39,7 @@ class MpiPool {
 
   std::vector<MPI_Request> requests_;
   std::vector<Callback> callbacks_;
+  std::vector<Callback> completed_;  // operations that completed when they were started
   std::size_t pending_ = 0;
 };
 
