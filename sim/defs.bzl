@@ -27,8 +27,14 @@ _BACKEND_LINKOPTS = {
     "smpi": ["-lsimgrid"],
 }
 
+def _full_label(label):
+    # "//pkg" means "//pkg:pkg"; spell the name out so the backend suffix goes on the target.
+    if ":" in label:
+        return label
+    return label + ":" + label.split("/")[-1]
+
 def _twin(labels, backend):
-    return [label + "_" + backend for label in labels]
+    return [_full_label(label) + "_" + backend for label in labels]
 
 def mpi_smpi_library(name, deps = [], plain_deps = [], copts = [], linkopts = [], **kwargs):
     for backend in BACKENDS:

@@ -27,6 +27,7 @@ class Collective : public Operation {
     while (awaited_complete()) {
       if (finished_) {
         release();
+        finished();
         return true;
       }
       step();
@@ -38,6 +39,8 @@ class Collective : public Operation {
   // Runs the next state: posts requests and/or local work; calls finish() in the last state.
   virtual void step() = 0;
   void finish() { finished_ = true; }
+  // Runs once, when the operation has completed locally.
+  virtual void finished() {}
 
   int tag(Phase phase) const { return collective_mpi_tag(comm_.context(), sequence_, phase); }
 

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "bcast.hpp"
 #include "buffers.hpp"
 #include "checks.hpp"
 #include "collective.hpp"
@@ -17,6 +18,7 @@ namespace rbc {
 
 namespace {
 
+using detail::Bcast;
 using detail::BinomialTree;
 using detail::Collective;
 using detail::TypeInfo;
@@ -115,32 +117,6 @@ class Reduce final : public Collective {
   BinomialTree tree_;
   TypedBuffer acc_;
   std::vector<TypedBuffer> parts_;
-};
-
-class Bcast final : public Collective {
- public:
-  Bcast(void* buf, int count, MPI_Datatype type, int root, const RangeComm& comm)
-      : Collective(comm), buf_(buf), count_(count), type_(type), tree_(comm.size(), root, comm.rank()) {}
-
- private:
-  void step() override {
-    if (state_++ == 0) {
-      if (!tree_.is_root()) {
-        receive(buf_, count_, type_, tree_.absolute(tree_.parent()), detail::kDown);
-      }
-      return;
-    }
-    const auto& children = tree_.children();
-    for (auto c = children.rbegin(); c != children.rend(); ++c) {
-      send(buf_, count_, type_, tree_.absolute(*c), detail::kDown);
-    }
-    finish();
-  }
-
-  void* buf_;
-  int count_;
-  MPI_Datatype type_;
-  BinomialTree tree_;
 };
 
 enum class ScanKind { kInclusive, kExclusive, kInclusiveAndTotal };

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "member_table.hpp"
 #include "rbc/error.hpp"
 #include "sequencer.hpp"
 #include "tags.hpp"
@@ -15,12 +16,33 @@ constexpr std::uint64_t kLeftSalt = 0x5bd1e9955bd1e995ull;
 constexpr std::uint64_t kRightSalt = 0xc2b2ae3d27d4eb4full;
 }  // namespace
 
-RangeComm::RangeComm(MPI_Comm comm, Range range, int rank, std::uint64_t id)
+RangeComm::RangeComm(MPI_Comm comm, Range range, int rank, std::uint64_t id,
+                     std::shared_ptr<const detail::MemberTable> table)
     : mpi_comm_(comm),
       range_(range),
       rank_(rank),
       id_(id),
-      sequencer_(rank >= 0 ? std::make_shared<detail::Sequencer>() : nullptr) {}
+      sequencer_(rank >= 0 ? std::make_shared<detail::Sequencer>() : nullptr),
+      table_(std::move(table)) {}
+
+RangeComm RangeComm::from_list(MPI_Comm comm, std::shared_ptr<const detail::MemberTable> table,
+                               std::uint64_t id) {
+  int me = 0;
+  MPI_Comm_rank(comm, &me);
+  const int size = static_cast<int>(table->ranks.size());
+  const int rank = table->index_of(me);
+  return RangeComm(comm, Range(0, size - 1), rank, id, std::move(table));
+}
+
+int RangeComm::mpi_rank(int rank) const {
+  const int index = range().at(rank);
+  return table_ ? table_->ranks[static_cast<std::size_t>(index)] : index;
+}
+
+int RangeComm::rank_of_mpi(int mpi_rank) const {
+  const int index = table_ ? table_->index_of(mpi_rank) : mpi_rank;
+  return index < 0 ? -1 : range().rank_of(index);
+}
 
 RangeComm RangeComm::from_mpi(MPI_Comm comm) {
   if (comm == MPI_COMM_NULL) throw Error("from_mpi: MPI_COMM_NULL is not a communicator");
@@ -71,7 +93,9 @@ std::uint32_t RangeComm::context() const { return static_cast<std::uint32_t>(id_
 RangeComm RangeComm::child(const Range& members, std::uint64_t salt) const {
   int my_mpi_rank = 0;
   MPI_Comm_rank(mpi_comm_, &my_mpi_rank);
-  return RangeComm(mpi_comm_, members, members.rank_of(my_mpi_rank), detail::child_id(id_ ^ salt, members));
+  const int my_index = table_ ? table_->index_of(my_mpi_rank) : my_mpi_rank;
+  return RangeComm(mpi_comm_, members, members.rank_of(my_index), detail::child_id(id_ ^ salt, members),
+                   table_);
 }
 
 RangeComm RangeComm::split(int first, int last, int stride) const {

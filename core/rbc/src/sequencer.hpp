@@ -28,9 +28,13 @@ class Sequencer {
   }
   void finish() { --outstanding_; }
 
+  // Communicators this rank has created from this one as first member of a listed group.
+  std::uint64_t next_creation() { return creations_++; }
+
  private:
   std::uint32_t next_ = 0;
   int outstanding_ = 0;
+  std::uint64_t creations_ = 0;
   std::map<std::pair<int, int>, std::uint64_t> sent_;
   std::map<std::pair<int, int>, std::uint64_t> received_;
 };

@@ -12,6 +12,7 @@ namespace rbc {
 
 namespace detail {
 class Sequencer;
+struct MemberTable;
 }
 
 // Tags users may pass to RBC point-to-point calls: 0..max_user_tag. The remaining bits of the
@@ -47,7 +48,8 @@ class RangeComm {
   bool is_member() const { return rank_ >= 0; }
   int rank() const;
   int size() const;
-  // The members as ranks of mpi_comm().
+  // The members as a range of the base numbering: ranks of mpi_comm(), or, for communicators
+  // made by comm_create_group from a list of ranks, positions in that list.
   const Range& range() const;
   int first() const { return range().first(); }
   int last() const { return range().last(); }
@@ -55,9 +57,9 @@ class RangeComm {
 
   MPI_Comm mpi_comm() const { return mpi_comm_; }
   // Rank in mpi_comm() of member `rank` (throws if out of range).
-  int mpi_rank(int rank) const { return range().at(rank); }
+  int mpi_rank(int rank) const;
   // Member rank of an mpi_comm() rank, or -1.
-  int rank_of_mpi(int mpi_rank) const { return range().rank_of(mpi_rank); }
+  int rank_of_mpi(int mpi_rank) const;
 
   // 64-bit identity, computed from the parent's identity and the range; context() is the part
   // of it that travels in MPI tags (17 bits).
@@ -66,9 +68,14 @@ class RangeComm {
 
   // Internal: per-communicator collective sequence shared by copies.
   detail::Sequencer& sequencer() const;
+  // Internal: a communicator over the listed ranks of mpi_comm() (in list order), for
+  // comm_create_group. The caller must be listed.
+  static RangeComm from_list(MPI_Comm comm, std::shared_ptr<const detail::MemberTable> table,
+                             std::uint64_t id);
 
  private:
-  RangeComm(MPI_Comm comm, Range range, int rank, std::uint64_t id);
+  RangeComm(MPI_Comm comm, Range range, int rank, std::uint64_t id,
+            std::shared_ptr<const detail::MemberTable> table = nullptr);
   void require_member() const;
   RangeComm child(const Range& members, std::uint64_t salt) const;
 
@@ -77,6 +84,8 @@ class RangeComm {
   int rank_ = -1;
   std::uint64_t id_ = 0;
   std::shared_ptr<detail::Sequencer> sequencer_;
+  // Set for communicators over a rank list: range_ then indexes this table.
+  std::shared_ptr<const detail::MemberTable> table_;
 };
 
 }  // namespace rbc
