@@ -1,0 +1,144 @@
+// Collectives, RBC vs MPI (paper figs. 4 and 9, thesis 8.2.1), on all PEs, doubles, MPI_SUM:
+//   bcast           rbc::bcast            vs MPI_Bcast (root 0)
+//   reduce          rbc::reduce           vs MPI_Reduce (root 0)
+//   scan            rbc::scan             vs MPI_Scan
+//   scan_and_bcast  rbc::scan_and_bcast   vs MPI_Iscan, then MPI_Ibcast of the total from the
+//                                            last PE (the total exists only after the scan)
+//   gather          rbc::gather           vs MPI_Gather (root 0)
+// The message size n is the number of doubles per PE for bcast, reduce, scan and
+// scan_and_bcast; for gather it is the number the root receives in total (each PE sends
+// max(1, n / p)), so large n stays within memory at large p.
+// MPI records name the algorithm the driver configured (--mpi-algorithms=bcast:...,...).
+//
+// Options: --ops=bcast,reduce,scan,scan_and_bcast,gather  --sizes=1..262144
+//          --impls=rbc,mpi
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bench/harness.hpp"
+#include "rbc/collectives.hpp"
+#include "rbc/comm.hpp"
+
+namespace {
+
+struct Buffers {
+  std::vector<double> send;
+  std::vector<double> recv;
+  std::vector<double> total;
+};
+
+int per_pe_count(const std::string& op, std::int64_t n, int p) {
+  std::int64_t count = op == "gather" ? std::max<std::int64_t>(1, n / p) : n;
+  if (count > (1 << 30)) throw std::invalid_argument("message size too large: " + std::to_string(n));
+  return static_cast<int>(count);
+}
+
+std::string algorithm_of(const std::string& op, const std::string& impl, const bench::Context& ctx) {
+  if (impl == "rbc") {
+    return op == "scan_and_bcast" ? "rbc binomial tree (one up-down sweep)" : "rbc binomial tree";
+  }
+  if (op == "scan_and_bcast") {
+    return "iscan:" + ctx.mpi_algorithm("scan") + " + ibcast:" + ctx.mpi_algorithm("bcast");
+  }
+  return ctx.mpi_algorithm(op);
+}
+
+void run_op(const std::string& op, const std::string& impl, int count, Buffers& b,
+            const rbc::RangeComm& rworld, MPI_Comm world, int p) {
+  const bool use_rbc = impl == "rbc";
+  double* send = b.send.data();
+  double* recv = b.recv.data();
+  if (op == "bcast") {
+    if (use_rbc) {
+      rbc::bcast(send, count, MPI_DOUBLE, 0, rworld);
+    } else {
+      MPI_Bcast(send, count, MPI_DOUBLE, 0, world);
+    }
+  } else if (op == "reduce") {
+    if (use_rbc) {
+      rbc::reduce(send, recv, count, MPI_DOUBLE, MPI_SUM, 0, rworld);
+    } else {
+      MPI_Reduce(send, recv, count, MPI_DOUBLE, MPI_SUM, 0, world);
+    }
+  } else if (op == "scan") {
+    if (use_rbc) {
+      rbc::scan(send, recv, count, MPI_DOUBLE, MPI_SUM, rworld);
+    } else {
+      MPI_Scan(send, recv, count, MPI_DOUBLE, MPI_SUM, world);
+    }
+  } else if (op == "scan_and_bcast") {
+    if (use_rbc) {
+      rbc::scan_and_bcast(send, recv, b.total.data(), count, MPI_DOUBLE, MPI_SUM, rworld);
+    } else {
+      MPI_Request request;
+      MPI_Iscan(send, recv, count, MPI_DOUBLE, MPI_SUM, world, &request);
+      MPI_Wait(&request, MPI_STATUS_IGNORE);
+      int rank = 0;
+      MPI_Comm_rank(world, &rank);
+      double* total = b.total.data();
+      if (rank == p - 1) std::copy(recv, recv + count, total);
+      MPI_Ibcast(total, count, MPI_DOUBLE, p - 1, world, &request);
+      MPI_Wait(&request, MPI_STATUS_IGNORE);
+    }
+  } else if (op == "gather") {
+    if (use_rbc) {
+      rbc::gather(send, count, MPI_DOUBLE, recv, count, MPI_DOUBLE, 0, rworld);
+    } else {
+      MPI_Gather(send, count, MPI_DOUBLE, recv, count, MPI_DOUBLE, 0, world);
+    }
+  } else {
+    throw std::invalid_argument("--ops: unknown collective '" + op +
+                                "' (bcast, reduce, scan, scan_and_bcast, gather)");
+  }
+}
+
+void run(const bench::Args& args, const bench::Context& ctx) {
+  const auto ops = args.get_list("ops", {"bcast", "reduce", "scan", "scan_and_bcast", "gather"});
+  const auto sizes = args.get_int_list("sizes", {1, 64, 4096, 262144});
+  const auto impls = args.get_list("impls", {"rbc", "mpi"});
+  for (const auto& impl : impls) {
+    if (impl != "rbc" && impl != "mpi") {
+      throw std::invalid_argument("--impls: unknown implementation '" + impl + "' (rbc, mpi)");
+    }
+  }
+  bench::Measurement measure(ctx.world(), args.get_int("warmup", 1), args.get_int("reps", 5));
+  const rbc::RangeComm rworld = rbc::RangeComm::from_mpi(ctx.world());
+  const int p = ctx.size();
+
+  for (const auto& op : ops) {
+    for (std::int64_t n : sizes) {
+      if (n < 1) throw std::invalid_argument("--sizes must be positive");
+      const int count = per_pe_count(op, n, p);
+      Buffers b;
+      b.send.assign(count, 1.0 + ctx.rank());
+      const bool root_gathers = op == "gather" && ctx.rank() == 0;
+      b.recv.assign(root_gathers ? static_cast<std::size_t>(count) * p : count, 0.0);
+      b.total.assign(op == "scan_and_bcast" ? count : 0, 0.0);
+      for (const auto& impl : impls) {
+        bench::Summary s =
+            measure.run([&] { run_op(op, impl, count, b, rworld, ctx.world(), p); });
+        auto record = ctx.record("collectives");
+        record.add("variant", op)
+            .add("implementation", impl)
+            .add("algorithm", algorithm_of(op, impl, ctx))
+            .add("n", n)
+            .add("n_unit", op == "gather" ? "doubles at root" : "doubles per PE")
+            .add("count_per_pe", count)
+            .add_summary(s);
+        ctx.emit(record);
+      }
+      ctx.note("collectives " + op + " n=" + std::to_string(n) + " done");
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return bench::main_with_mpi(argc, argv, {"ops", "sizes", "impls"}, run);
+}

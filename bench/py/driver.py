@@ -1,0 +1,372 @@
+"""bench/run: build the benchmark programs, run them on SMPI and Open MPI, collect the JSON
+records into results/bench-<rev>.jsonl and write the report (bench/report)."""
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.realpath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+import plan  # noqa: E402
+import records  # noqa: E402
+
+try:  # The platform generator (platforms/platformgen.py), if this checkout has it.
+    sys.path.insert(0, os.path.join(ROOT, "platforms"))
+    import platformgen  # noqa: E402
+except ImportError:  # pragma: no cover - older checkouts
+    platformgen = None
+
+# Collective algorithms named explicitly for every SMPI run: SMPI's automatic selectors probe
+# the node layout with O(p^2) steps. These are the ones the records name.
+SMPI_COLLECTIVES = {
+    "bcast": "binomial_tree",
+    "reduce": "binomial",
+    "gather": "ompi_binomial",
+    "allreduce": "rdb",
+    "barrier": "ompi_recursivedoubling",
+    "allgather": "rdb",
+    "allgatherv": "mpich_rdb",
+    "scatter": "ompi_binomial",
+    "alltoall": "bruck",
+    "alltoallv": "ompi",
+    "reduce_scatter": "mpich_rdb",
+}
+# MPI_Scan / MPI_Iscan have no selectable algorithm in SMPI 3.32.
+SMPI_FIXED = {"scan": "smpi_builtin_scan"}
+
+# SMPI injects smpi/test (MPI_Test) and smpi/iprobe (MPI_Iprobe) seconds per call, 100 us by
+# default, to stop busy loops from freezing the clock. That is a simulator guard, not a machine
+# property. Default here: 40 ns, the measured cost of MPI_Test on a pending request with Open MPI
+# 4.1 on the project's machine (42 ns); nonzero, so polling loops still advance simulated time.
+# SMPI's own collectives wait inside the library and pay nothing per poll; RBC's progress loop
+# pays per call, so this value matters for small-message RBC times (--poll-cost changes it).
+DEFAULT_POLL_COST = "4e-8"
+
+
+class DriverError(Exception):
+    pass
+
+
+def log(message):
+    print(message, file=sys.stderr, flush=True)
+
+
+def git_revision():
+    try:
+        rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short=12", "HEAD"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True).stdout.strip()
+        return rev + ("-dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+# ---------------------------------------------------------------------------------------------
+# Programs
+
+
+def bazel_command():
+    bazel = shutil.which("bazel")
+    if not bazel:
+        raise DriverError("'bazel' is not on PATH (./janus setup installs it)")
+    return [bazel] + shlex.split(os.environ.get("JANUS_BAZEL_STARTUP", ""))
+
+
+def build(names, backends):
+    targets = [f"//bench:{n}_{b}" for n in names for b in backends]
+    bazel = bazel_command()
+    flags = shlex.split(os.environ.get("JANUS_BAZEL_FLAGS", ""))
+    log(f"bench: building {len(targets)} targets")
+    result = subprocess.run(bazel + ["build"] + flags + targets, cwd=ROOT)
+    if result.returncode != 0:
+        raise DriverError(f"bazel build failed (status {result.returncode})")
+    info = subprocess.run(bazel + ["info"] + flags + ["bazel-bin"], cwd=ROOT, capture_output=True, text=True)
+    if info.returncode != 0:
+        raise DriverError(f"bazel info bazel-bin failed: {info.stderr.strip()}")
+    return info.stdout.strip()
+
+
+def program_path(bin_root, name, backend):
+    """Where Bazel put <name>_<backend>: a shared object for smpi (lib<name>_smpi.so in Bazel 4)."""
+    candidates = [os.path.join(bin_root, "bench", f"{name}_{backend}"),
+                  os.path.join(bin_root, f"{name}_{backend}")]
+    if backend == "smpi":
+        candidates = [os.path.join(bin_root, "bench", f"lib{name}_smpi.so"),
+                      os.path.join(bin_root, f"lib{name}_smpi.so")] + candidates
+    for path in candidates:
+        if os.path.isfile(path):
+            return path
+    raise DriverError(f"no {name}_{backend} program under {bin_root}")
+
+
+# ---------------------------------------------------------------------------------------------
+# One job
+
+
+class Platform:
+    """The simulated machine of a run: XML, hostfile and a JSON-able description."""
+
+    def __init__(self, name, params, np, scratch):
+        self.name = name
+        self.cfg = []
+        self.speed = None
+        if platformgen is not None:
+            try:
+                built = platformgen.build(name, platformgen.parse_assignments(params), np)
+                lines = built.hostfile_lines(np)
+            except platformgen.ParamError as err:
+                raise DriverError(f"platform {name}: {err}") from None
+            self.xml = os.path.join(scratch, f"{name}.xml")
+            self.hostfile = os.path.join(scratch, "hostfile")
+            with open(self.xml, "w") as f:
+                f.write(built.xml)
+            with open(self.hostfile, "w") as f:
+                f.write("\n".join(lines) + "\n")
+            self.summary = built.summary()
+            self.cfg = list(built.smpi_cfg)
+            self.speed = built.values["speed"]
+        else:
+            # Fallback for checkouts without the generator: the tests' flat cluster.
+            self.name = "test_cluster"
+            self.xml = os.path.join(ROOT, "platforms", "test_cluster.xml")
+            self.hostfile = None
+            self.summary = {"name": "test_cluster", "file": "platforms/test_cluster.xml"}
+            self.speed = 1e9
+
+
+def smpi_command(job, program, platform, poll_cost):
+    cmd = ["smpirun", "-np", str(job.p), "-platform", platform.xml]
+    if platform.hostfile:
+        cmd += ["-hostfile", platform.hostfile]
+    cmd += ["-no-privatize", "--cfg=contexts/guard-size:0", f"--cfg=contexts/stack-size:{job.stack_kib}",
+            "--cfg=network/model:CM02", "--cfg=network/TCP-gamma:0", "--cfg=network/crosstraffic:0",
+            f"--cfg=smpi/test:{poll_cost}", f"--cfg=smpi/iprobe:{poll_cost}"]
+    cmd += [f"--cfg=smpi/{c}:{a}" for c, a in SMPI_COLLECTIVES.items()]
+    if job.compute == "charged":
+        cmd += ["--cfg=smpi/simulate-computation:yes", f"--cfg=smpi/host-speed:{platform.speed!r}"]
+    else:
+        cmd += ["--cfg=smpi/simulate-computation:no"]
+    cmd += ["--cfg=" + c if not c.startswith("--cfg=") else c for c in platform.cfg]
+    cmd += ["--log=root.thres:warning"]
+    return cmd + [program]
+
+
+def mpi_command(job, program, scratch):
+    return ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "-np", str(job.p),
+            "--mca", "btl", "self,vader", "--mca", "btl_vader_single_copy_mechanism", "none",
+            "--mca", "btl_vader_backing_directory", scratch,
+            "--mca", "shmem_mmap_backing_file_base_dir", scratch,
+            "-x", "JANUS_BENCH_PLATFORM", "-x", "JANUS_BENCH_PLATFORM_PARAMS",
+            "-x", "JANUS_BENCH_REV", "-x", "JANUS_BENCH_EXTRA", program]
+
+
+def algorithms_argument(backend):
+    if backend == "smpi":
+        algs = dict(SMPI_COLLECTIVES)
+        algs.update(SMPI_FIXED)
+    else:
+        algs = {c: "openmpi_tuned_default" for c in ("bcast", "reduce", "gather", "scan")}
+    return "--mpi-algorithms=" + ",".join(f"{c}:{a}" for c, a in sorted(algs.items()))
+
+
+def run_job(job, program, args, rev, heartbeat):
+    """Runs one job; returns (records, error message or None, wall seconds)."""
+    scratch = tempfile.mkdtemp(prefix="janus-bench.")
+    try:
+        env = dict(os.environ)
+        if job.backend == "smpi":
+            platform = Platform(args.platform, args.param, job.p, scratch)
+            cmd = smpi_command(job, program, platform, args.poll_cost)
+            env["JANUS_BENCH_PLATFORM"] = platform.name
+            env["JANUS_BENCH_PLATFORM_PARAMS"] = json.dumps(platform.summary, separators=(",", ":"))
+            extra = {"compute": job.compute, "launcher": "smpirun", "poll_cost_s": float(args.poll_cost),
+                     "sim_options": " ".join(c for c in cmd if c.startswith("--cfg=") or c == "-no-privatize")}
+        else:
+            cmd = mpi_command(job, program, scratch)
+            env["TMPDIR"] = scratch
+            env["PMIX_MCA_gds"] = "hash"
+            env["JANUS_BENCH_PLATFORM"] = "openmpi-local"
+            env["JANUS_BENCH_PLATFORM_PARAMS"] = json.dumps(
+                {"name": "openmpi-local", "host_cores": os.cpu_count(), "oversubscribed": job.p > (os.cpu_count() or 1)},
+                separators=(",", ":"))
+            extra = {"compute": "real", "launcher": "mpirun"}
+        env["JANUS_BENCH_REV"] = rev
+        env["JANUS_BENCH_EXTRA"] = json.dumps(extra, separators=(",", ":"))
+        cmd += [algorithms_argument(job.backend)] + job.args
+        if args.verbose:
+            log("+ " + " ".join(shlex.quote(c) for c in cmd))
+
+        found, problems, tail = [], [], []
+        start = time.monotonic()
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
+                                start_new_session=True, cwd=scratch)
+
+        def pump():
+            for raw in iter(proc.stdout.readline, b""):
+                line = raw.decode("utf-8", "replace").rstrip("\n")
+                if line.startswith(records.PREFIX):
+                    try:
+                        rec = json.loads(line[len(records.PREFIX):])
+                        missing = records.missing_fields(rec)
+                        if missing:
+                            problems.append(f"record without {', '.join(missing)}: {line}")
+                        found.append(rec)
+                    except json.JSONDecodeError as err:
+                        problems.append(f"malformed record ({err}): {line}")
+                else:
+                    tail.append(line)
+                    del tail[:-40]
+                    if line.startswith("bench:") and args.verbose:
+                        log("    " + line)
+
+        reader = threading.Thread(target=pump, daemon=True)
+        reader.start()
+        next_beat = start + heartbeat
+        timed_out = False
+        while proc.poll() is None:
+            time.sleep(0.2)
+            now = time.monotonic()
+            if now - start > job.timeout:
+                timed_out = True
+                os.killpg(proc.pid, 9)
+                break
+            if heartbeat > 0 and now >= next_beat:
+                log(f"    ... {now - start:.0f} s, {len(found)} record(s) so far")
+                next_beat = now + heartbeat
+        status = proc.wait()
+        reader.join(timeout=10)
+        wall = time.monotonic() - start
+        error = None
+        joined = "\n".join(tail)
+        if timed_out:
+            error = f"timeout after {job.timeout} s"
+        elif status != 0:
+            error = f"exit status {status}"
+        elif "MPI_Abort was called" in joined or "Deadlock detected" in joined:
+            error = "aborted or deadlocked (see output)"
+        elif problems:
+            error = problems[0]
+        elif not found:
+            error = "no records produced"
+        if error:
+            log("    output tail:\n      " + "\n      ".join(tail[-15:]))
+        return found, error, wall
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Main
+
+
+def make_parser():
+    parser = argparse.ArgumentParser(
+        prog="bench/run",
+        description="Run the Janus benchmarks (paper figs. 4-9) on SMPI and Open MPI and write "
+                    "results/bench-<rev>.jsonl plus results/report.md with plots.")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true", help="small p, minutes (default; CI smoke test)")
+    mode.add_argument("--full", action="store_true", help="the paper's figures up to --max-p ranks (hours)")
+    mode.add_argument("--smoke", action="store_true", help="one tiny run per program and backend (seconds)")
+    parser.add_argument("--max-p", type=int, default=2**15, help="largest simulated p in --full (default 32768)")
+    parser.add_argument("--only", default="", help=f"comma-separated subset of: {', '.join(plan.BENCHMARKS)}")
+    parser.add_argument("--backends", default="smpi,mpi", help="smpi, mpi or both (default smpi,mpi)")
+    parser.add_argument("--platform", default="supermuc", help="simulated platform (platforms/platformgen.py; default supermuc)")
+    parser.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
+                        help="platform parameter, e.g. -p alpha=1us (repeatable)")
+    parser.add_argument("--poll-cost", default=DEFAULT_POLL_COST, metavar="SECONDS",
+                        help="simulated cost of one MPI_Test / MPI_Iprobe (smpi/test, smpi/iprobe; default "
+                             f"{DEFAULT_POLL_COST}, measured with Open MPI here)")
+    parser.add_argument("--programs", metavar="DIR", help="use the programs in DIR instead of building them")
+    parser.add_argument("--out", default=os.path.join(ROOT, "results"), help="output directory (default results/)")
+    parser.add_argument("--rev", help="revision to record (default: git rev-parse HEAD, '-dirty' if modified)")
+    parser.add_argument("--no-report", action="store_true", help="only collect the records")
+    parser.add_argument("--heartbeat", type=float, default=30, help="progress every N s inside a run (0 = never)")
+    parser.add_argument("--dry-run", action="store_true", help="list the runs, do not run them")
+    parser.add_argument("--verbose", "-v", action="store_true", help="show commands and per-measurement progress")
+    return parser
+
+
+def select_jobs(args):
+    if args.full:
+        jobs, mode = plan.full(args.max_p), "full"
+    elif args.smoke:
+        jobs, mode = plan.smoke(), "smoke"
+    else:
+        jobs, mode = plan.quick(), "quick"
+    only = [x for x in args.only.split(",") if x]
+    unknown = [x for x in only if x not in plan.BENCHMARKS]
+    if unknown:
+        raise DriverError(f"--only: unknown benchmark(s) {', '.join(unknown)}; valid: {', '.join(plan.BENCHMARKS)}")
+    backends = [b for b in args.backends.split(",") if b]
+    if not backends or any(b not in ("smpi", "mpi") for b in backends):
+        raise DriverError(f"--backends must name smpi and/or mpi, got '{args.backends}'")
+    jobs = [j for j in jobs if (not only or j.benchmark in only) and j.backend in backends]
+    return jobs, mode, backends
+
+
+def main(argv=None):
+    args = make_parser().parse_args(argv)
+    try:
+        jobs, mode, backends = select_jobs(args)
+        if not jobs:
+            raise DriverError("nothing to run (check --only and --backends)")
+        rev = args.rev or git_revision()
+        if args.dry_run:
+            for i, job in enumerate(jobs, 1):
+                print(f"[{i}/{len(jobs)}] {job.describe()}")
+            return 0
+        for tool in (["smpirun"] if "smpi" in backends else []) + (["mpirun"] if "mpi" in backends else []):
+            if shutil.which(tool) is None:
+                raise DriverError(f"'{tool}' not found (./janus setup installs it)")
+        names = sorted({j.benchmark for j in jobs})
+        used_backends = sorted({j.backend for j in jobs})
+        bin_root = os.path.abspath(args.programs) if args.programs else build(names, used_backends)
+        programs = {(n, b): program_path(bin_root, n, b) for n in names for b in used_backends
+                    if any(j.benchmark == n and j.backend == b for j in jobs)}
+
+        os.makedirs(args.out, exist_ok=True)
+        out_file = os.path.join(args.out, f"bench-{rev}.jsonl")
+        log(f"bench: {mode} mode, {len(jobs)} runs, revision {rev}, platform {args.platform} "
+            f"{' '.join(args.param)}".rstrip() + f"; records -> {out_file}")
+        failures = []
+        total_records = 0
+        started = time.monotonic()
+        with open(out_file, "w") as out:
+            for i, job in enumerate(jobs, 1):
+                log(f"[{i}/{len(jobs)}] {job.describe()}")
+                found, error, wall = run_job(job, programs[(job.benchmark, job.backend)], args, rev, args.heartbeat)
+                for rec in found:
+                    rec["mode"] = mode
+                    out.write(json.dumps(rec, separators=(",", ":")) + "\n")
+                out.flush()
+                total_records += len(found)
+                status = "ok" if error is None else f"FAILED: {error}"
+                log(f"    {status}; {len(found)} record(s) in {wall:.1f} s "
+                    f"(total {time.monotonic() - started:.0f} s)")
+                if error:
+                    failures.append({"job": job.describe(), "error": error})
+        log(f"bench: {total_records} records in {out_file}; {len(failures)} failed run(s)")
+        if failures:
+            with open(os.path.join(args.out, f"bench-{rev}.failures.json"), "w") as f:
+                json.dump(failures, f, indent=2)
+        if not args.no_report:
+            import report  # noqa: E402
+            report.generate([out_file], args.out, failures=failures)
+        return 1 if failures else 0
+    except DriverError as err:
+        log(f"bench: error: {err}")
+        return 2
+    except KeyboardInterrupt:
+        log("bench: interrupted")
+        return 130

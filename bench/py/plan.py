@@ -1,0 +1,143 @@
+"""What each benchmark mode runs: one Job per (program, backend, rank count).
+
+Rank counts, sizes and repetitions per mode live here and nowhere else, so the quick mode (CI
+smoke test, minutes) and the full mode (the paper's 2^15-rank figures, hours) differ only in
+this table. Limits below exist because SMPI's own MPI calls are super-linear in p (see
+docs/benchmarks.md): MPI_Comm_split sends every member the whole group (O(p^2) simulator work)
+and MPI_Scan is linear per PE; running them at 2^15 ranks would take days of wall time.
+"""
+
+# Every benchmark, in the order they run.
+BENCHMARKS = ["comm_create", "overlap", "collectives", "split_bcast", "sort"]
+
+# Benchmarks whose simulated time includes host CPU time (smpi/simulate-computation:yes, charged
+# 1:1 on one modelled core): sorting, whose local work (sorting, partitioning, merging) matters.
+# Everything else runs deterministically (computation not charged); RBC's communicator creation,
+# which is local work and so costs ~0 simulated seconds there, is measured on the host separately
+# (host_op_s in the records, added to the simulated time by the report).
+CHARGED = {"sort"}
+
+
+class Job:
+    def __init__(self, benchmark, backend, p, args, stack_kib=256, timeout=1800):
+        self.benchmark = benchmark
+        self.backend = backend
+        self.p = p
+        self.args = list(args)
+        self.stack_kib = stack_kib
+        self.timeout = timeout
+        self.compute = "charged" if (backend == "smpi" and benchmark in CHARGED) else (
+            "free" if backend == "smpi" else "real")
+
+    def describe(self):
+        return f"{self.benchmark} {self.backend} p={self.p} {' '.join(self.args)}".strip()
+
+
+def _pow2(lo, hi):
+    out, v = [], lo
+    while v <= hi:
+        out.append(v)
+        v *= 2
+    return out
+
+
+def _csv(values):
+    return ",".join(str(v) for v in values)
+
+
+# SMPI's MPI_Scan (also behind MPI_Iscan) is linear: every PE receives from all lower ranks. Its
+# simulation cost explodes beyond ~128 ranks (12 s at 128, > 2 min at 256 for ONE call), so above
+# this p only RBC's scans run.
+MPI_SCAN_MAX_P = 128
+
+
+def _collectives_at(backend, p, args, timeout=1800):
+    if backend != "smpi" or p <= MPI_SCAN_MAX_P:
+        return [Job("collectives", backend, p, args, timeout=timeout)]
+    return [Job("collectives", backend, p, args + ["--ops=bcast,reduce,gather"], timeout=timeout),
+            Job("collectives", backend, p, args + ["--ops=scan,scan_and_bcast", "--impls=rbc"], timeout=timeout)]
+
+
+def quick():
+    """Small p, few sizes: the whole thing takes a few minutes on two cores."""
+    jobs = []
+    reps = ["--warmup=1", "--reps=3"]
+    for p in (16, 64, 256):
+        jobs.append(Job("comm_create", "smpi", p, reps))
+        jobs.append(Job("overlap", "smpi", p, reps))
+    jobs.append(Job("collectives", "smpi", 16, reps + ["--sizes=1"]))
+    jobs += _collectives_at("smpi", 256, reps + ["--sizes=1"])
+    jobs.append(Job("collectives", "smpi", 64, reps + ["--sizes=" + _csv([1, 16, 256, 4096, 65536])]))
+    for p in (16, 64):
+        jobs.append(Job("split_bcast", "smpi", p, reps + ["--sizes=1,1024"]))
+    jobs.append(Job("sort", "smpi", 16, reps + ["--nps=1,64,1024", "--distributions=uniform",
+                                                 "--impls=jquick_rbc,jquick_mpi_create_group,hypercube_rbc"],
+                    stack_kib=1024))
+    mpi_p = 4
+    jobs.append(Job("comm_create", "mpi", mpi_p, reps))
+    jobs.append(Job("overlap", "mpi", mpi_p, reps))
+    jobs.append(Job("collectives", "mpi", mpi_p, reps + ["--sizes=1,4096"]))
+    jobs.append(Job("split_bcast", "mpi", mpi_p, reps + ["--sizes=1"]))
+    jobs.append(Job("sort", "mpi", mpi_p, reps + ["--nps=1,1024", "--distributions=uniform",
+                                                   "--impls=jquick_rbc,jquick_mpi_create_group,hypercube_rbc"]))
+    return jobs
+
+
+def full(max_p=2**15):
+    """The paper's figures: p up to max_p (2^15 by default) on the simulated machine."""
+    jobs = []
+    reps = ["--warmup=1", "--reps=5"]
+    ps = _pow2(16, max_p)
+    for p in ps:
+        impls = ["rbc", "mpi_create_group"] + (["mpi_split"] if p <= 2**12 else [])
+        jobs.append(Job("comm_create", "smpi", p, reps + ["--impls=" + _csv(impls)], timeout=7200))
+        # p = 3k + 1 covers every PE with groups of 4 overlapping in one.
+        q = p - ((p - 1) % 3)
+        ov = ["rbc", "mpi_create_group_cascaded", "mpi_create_group_alternating"] + (
+            ["mpi_split"] if q <= 2**12 else [])
+        jobs.append(Job("overlap", "smpi", q, reps + ["--impls=" + _csv(ov)], timeout=7200))
+    # Collectives over p at small messages (fig. 4).
+    for p in ps:
+        jobs += _collectives_at("smpi", p, reps + ["--sizes=1,1024"], timeout=7200)
+    # Collectives over message size at a fixed p (fig. 9): memory bounds p at 2^18 doubles.
+    jobs += _collectives_at("smpi", 64, reps + ["--sizes=" + _csv(_pow2(1, 2**18))], timeout=7200)
+    for p in ps:
+        impls = ["rbc", "mpi_create_group"] + (["mpi_split"] if p <= 2**12 else [])
+        jobs.append(Job("split_bcast", "smpi", p, reps + ["--sizes=1,32,1024", "--impls=" + _csv(impls)],
+                        timeout=7200))
+    sort_ps = [p for p in ps if p <= min(max_p, 2**12)]
+    for p in sort_ps:
+        nps = _pow2(1, 2**16) if p <= 2**10 else _pow2(1, 2**12)
+        jobs.append(Job("sort", "smpi", p, ["--warmup=1", "--reps=3", "--nps=" + _csv(nps),
+                                             "--distributions=uniform",
+                                             "--impls=jquick_rbc,jquick_mpi_create_group,hypercube_rbc"],
+                        stack_kib=1024, timeout=7200))
+    if sort_ps:
+        p = sort_ps[min(2, len(sort_ps) - 1)]
+        jobs.append(Job("sort", "smpi", p, ["--warmup=1", "--reps=3", "--nps=1,1024,65536",
+                                             "--distributions=gaussian,zero,bucket-sorted,g-group,"
+                                             "staggered,deterministic-duplicates,randomized-duplicates,"
+                                             "reverse-sorted,mirrored-target,all-to-one",
+                                             "--impls=jquick_rbc,jquick_mpi_create_group,hypercube_rbc"],
+                        stack_kib=1024, timeout=7200))
+    for p in (2, 4, 8):
+        jobs.append(Job("comm_create", "mpi", p, reps))
+        jobs.append(Job("overlap", "mpi", p + (1 if p % 3 == 0 else 0), reps))
+        jobs.append(Job("collectives", "mpi", p, reps + ["--sizes=" + _csv(_pow2(1, 2**18)[::2])]))
+        jobs.append(Job("split_bcast", "mpi", p, reps))
+        jobs.append(Job("sort", "mpi", p, ["--warmup=1", "--reps=3", "--nps=" + _csv(_pow2(1, 2**16)[::3]),
+                                            "--impls=jquick_rbc,jquick_mpi_create_group,hypercube_rbc"]))
+    return jobs
+
+
+def smoke():
+    """Tiny: one run per program and backend, for the Bazel smoke test (seconds)."""
+    jobs = []
+    one = ["--warmup=0", "--reps=1"]
+    for backend, p in (("smpi", 8), ("mpi", 2)):
+        jobs.append(Job("comm_create", backend, p, one))
+        jobs.append(Job("overlap", backend, p if backend == "mpi" else 7, one))
+        jobs.append(Job("collectives", backend, p, one + ["--sizes=1,64"]))
+        jobs.append(Job("split_bcast", backend, p, one + ["--ks=1,10", "--sizes=1"]))
+        jobs.append(Job("sort", backend, p, one + ["--nps=1,64"], stack_kib=1024))
+    return jobs

@@ -1,0 +1,553 @@
+"""bench/report: turn benchmark records (.jsonl) into plots (gnuplot, PNG + SVG) and a markdown
+report that puts the measured ratios next to the paper's and the project's targets."""
+
+import argparse
+import datetime
+import os
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.realpath(__file__))
+sys.path.insert(0, HERE)
+
+import records  # noqa: E402
+
+JQUICK_PHASES = ["pivot_selection", "partition", "exchange_calculation", "exchange",
+                 "communicator_creation", "base_cases"]
+HYPERCUBE_PHASES = ["fold", "reshuffle", "local_sort", "pivot_selection", "partition", "exchange",
+                    "merge", "comm_creation"]
+COLLECTIVES = ["bcast", "reduce", "scan", "scan_and_bcast", "gather"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Selecting data
+
+
+def cost(r):
+    """A record's time: the median, plus the host-measured cost of local work the simulator did
+    not charge (RBC's communicator creation under deterministic SMPI runs)."""
+    extra = r.get("host_op_s") if r.get("compute") == "free" else None
+    return r["median_s"] + (extra or 0.0)
+
+
+class Data:
+    def __init__(self, recs):
+        self.recs = recs
+
+    def select(self, **want):
+        return [r for r in self.recs if all(r.get(k) == v for k, v in want.items())]
+
+    def median(self, **want):
+        """Median time of the one record matching `want` (the last one if several), or None."""
+        found = self.select(**want)
+        return cost(found[-1]) if found else None
+
+    def values(self, field, **want):
+        return sorted({r[field] for r in self.select(**want) if field in r})
+
+    def series(self, x_field, **want):
+        """[(x, median_s)] over the records matching `want`, sorted by x."""
+        points = {}
+        for r in self.select(**want):
+            points[r[x_field]] = cost(r)
+        return sorted(points.items())
+
+
+def ratio(a, b):
+    if a is None or b is None or b <= 0:
+        return None
+    return a / b
+
+
+def fmt_ratio(x):
+    if x is None:
+        return "-"
+    if x >= 100:
+        return f"{x:,.0f}x"
+    if x >= 10:
+        return f"{x:.1f}x"
+    return f"{x:.2f}x"
+
+
+def fmt_time(s):
+    if s is None:
+        return "-"
+    if s == 0:
+        return "0"
+    for unit, scale in (("s", 1), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9)):
+        if s >= scale:
+            return f"{s / scale:.3g} {unit}"
+    return f"{s:.3g} s"
+
+
+def fmt_p(p):
+    if p and p & (p - 1) == 0 and p >= 8:
+        return f"2^{p.bit_length() - 1}"
+    return str(p)
+
+
+def range_text(values):
+    values = [v for v in values if v is not None]
+    if not values:
+        return "-"
+    lo, hi = min(values), max(values)
+    return fmt_ratio(lo) if abs(hi - lo) <= 0.005 * hi else f"{fmt_ratio(lo)} - {fmt_ratio(hi)}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Plots
+
+
+class Plotter:
+    def __init__(self, out_dir):
+        self.dir = os.path.join(out_dir, "plots")
+        self.gnuplot = shutil.which("gnuplot")
+        self.made = []
+        self.errors = []
+        os.makedirs(self.dir, exist_ok=True)
+
+    def plot(self, name, title, xlabel, ylabel, lines, logx=True, logy=True, hline=None):
+        """lines: [(label, [(x, y), ...])]. Writes <name>.png and <name>.svg; returns the PNG's
+        path relative to the output directory, or None."""
+        lines = [(label, pts) for label, pts in lines if pts]
+        if not lines or self.gnuplot is None:
+            return None
+        dat = os.path.join(self.dir, name + ".dat")
+        with open(dat, "w") as f:
+            for label, pts in lines:
+                f.write(f"# {label}\n")
+                for x, y in pts:
+                    f.write(f"{x} {y!r}\n")
+                f.write("\n\n")
+        plots = []
+        for i, (label, _) in enumerate(lines):
+            safe = label.replace('"', "'")
+            plots.append(f'"{dat}" index {i} using 1:2 with linespoints lw 2 pt {i % 8 + 1} title "{safe}"')
+        if hline is not None:
+            plots.append(f'{hline} with lines dt 2 lc rgb "gray" title "{hline:g}"')
+        script = [
+            f'set title "{title}"', f'set xlabel "{xlabel}"', f'set ylabel "{ylabel}"',
+            "set key outside right top", "set grid",
+        ]
+        if logx:
+            script.append("set logscale x 2")
+            script.append('set format x "2^{%L}"')
+        if logy:
+            script.append("set logscale y 10")
+        body = "plot " + ", ".join(plots)
+        ok = True
+        for term, ext in (("pngcairo size 900,540 font ',10'", "png"), ("svg size 900,540", "svg")):
+            out = os.path.join(self.dir, f"{name}.{ext}")
+            text = "\n".join([f"set terminal {term}", f'set output "{out}"'] + script + [body, "unset output"])
+            result = subprocess.run([self.gnuplot], input=text, capture_output=True, text=True)
+            if result.returncode != 0:
+                self.errors.append(f"{name}.{ext}: {result.stderr.strip()[:300]}")
+                ok = False
+        if not ok:
+            return None
+        self.made.append(name)
+        return os.path.join("plots", name + ".png")
+
+
+# ---------------------------------------------------------------------------------------------
+# The report
+
+
+def targets_table(d, sim_p_note):
+    """Rows: (what, target, paper/thesis, measured, status)."""
+    rows = []
+
+    # 1. Communicator creation.
+    for mode in ("halves", "recursive"):
+        cells, statuses = [], []
+        for impl in ("mpi_create_group", "mpi_split"):
+            ps = [p for p in d.values("p", benchmark="comm_create", variant=mode, implementation=impl)
+                  if d.median(benchmark="comm_create", variant=mode, implementation="rbc", p=p) is not None]
+            if not ps:
+                cells.append(f"{impl}: no data")
+                statuses.append(None)
+                continue
+            p = max(ps)
+            r = ratio(d.median(benchmark="comm_create", variant=mode, implementation=impl, p=p),
+                      d.median(benchmark="comm_create", variant=mode, implementation="rbc", p=p))
+            cells.append(f"vs {impl}: {fmt_ratio(r)} (p={fmt_p(p)})")
+            statuses.append(r is not None and r >= 1e4)
+        rows.append((f"RBC split vs MPI creation ({mode})", ">= 10^4x vs both at 2^15",
+                     ">400x (paper), >10^4x (thesis) vs create_group", "; ".join(cells),
+                     _status(statuses)))
+
+    # 2. Split + single broadcast.
+    ps = d.values("p", benchmark="split_bcast", k=1, implementation="rbc")
+    if ps:
+        p = max(ps)
+        cells, vals = [], []
+        for impl in ("mpi_create_group", "mpi_split"):
+            rs = [ratio(d.median(benchmark="split_bcast", k=1, n=n, implementation=impl, p=p),
+                        d.median(benchmark="split_bcast", k=1, n=n, implementation="rbc", p=p))
+                  for n in d.values("n", benchmark="split_bcast", k=1, p=p) if n <= 1024]
+            rs = [r for r in rs if r is not None]
+            if rs:
+                cells.append(f"{impl}: {range_text(rs)}")
+                vals += rs
+        rows.append(("split + 1 broadcast, MPI / RBC, n <= 2^10", ">= 40x at 2^15", "42x - 202x",
+                     (", ".join(cells) or "no data") + f" (p={fmt_p(p)})",
+                     _status([min(vals) >= 40] if vals else [None])))
+    else:
+        rows.append(("split + 1 broadcast, MPI / RBC, n <= 2^10", ">= 40x at 2^15", "42x - 202x", "no data", "not run"))
+
+    # 3. JQuick on RBC vs on MPI communicators.
+    ps = d.values("p", benchmark="sort", implementation="jquick_rbc", variant="uniform")
+    ps = [p for p in ps if d.select(benchmark="sort", implementation="jquick_mpi_create_group", variant="uniform", p=p)]
+    if ps:
+        p = max(ps)
+        rs = [ratio(d.median(benchmark="sort", implementation="jquick_mpi_create_group", variant="uniform", p=p, n_per_pe=n),
+                    d.median(benchmark="sort", implementation="jquick_rbc", variant="uniform", p=p, n_per_pe=n))
+              for n in d.values("n_per_pe", benchmark="sort", p=p, variant="uniform") if n <= 1024]
+        rs = [r for r in rs if r is not None]
+        rows.append(("JQuick MPI comms / JQuick RBC, n/p <= 2^10 (uniform)", ">= 15x at 2^15",
+                     "15x (Intel MPI) - 1282x (IBM MPI)", f"{range_text(rs)} (p={fmt_p(p)})",
+                     _status([min(rs) >= 15] if rs else [None])))
+    else:
+        rows.append(("JQuick MPI comms / JQuick RBC, n/p <= 2^10", ">= 15x at 2^15", "15x - 1282x", "no data", "not run"))
+
+    # 4. Collectives, small messages.
+    cells, vals = [], []
+    for op in COLLECTIVES:
+        ps = [p for p in d.values("p", benchmark="collectives", variant=op, n=1, implementation="rbc")
+              if d.median(benchmark="collectives", variant=op, n=1, implementation="mpi", p=p) is not None]
+        if not ps:
+            continue
+        p = max(ps)
+        r = ratio(d.median(benchmark="collectives", variant=op, n=1, implementation="rbc", p=p),
+                  d.median(benchmark="collectives", variant=op, n=1, implementation="mpi", p=p))
+        if r is not None:
+            cells.append(f"{op} {fmt_ratio(r)} (p={fmt_p(p)})")
+            vals.append(r)
+    rows.append(("RBC collective / MPI, n = 1 double", "<= 1.2x of SMPI's algorithm", "1.06x - 1.6x (SuperMUC vendor MPI)",
+                 "; ".join(cells) or "no data", _status([max(vals) <= 1.2] if vals else [None])))
+
+    # 5. Stretch: JQuick vs hypercube quicksort.
+    ps = [p for p in d.values("p", benchmark="sort", implementation="jquick_rbc", variant="uniform")
+          if d.select(benchmark="sort", implementation="hypercube_rbc", variant="uniform", p=p)]
+    if ps:
+        p = max(ps)
+        pairs = []
+        for n in d.values("n_per_pe", benchmark="sort", p=p, variant="uniform"):
+            r = ratio(d.median(benchmark="sort", implementation="jquick_rbc", variant="uniform", p=p, n_per_pe=n),
+                      d.median(benchmark="sort", implementation="hypercube_rbc", variant="uniform", p=p, n_per_pe=n))
+            if r is not None:
+                pairs.append((n, r))
+        worst = max(pairs, key=lambda t: t[1]) if pairs else None
+        text = (f"JQuick / hypercube {range_text([r for _, r in pairs])}; worst {fmt_ratio(worst[1])} at n/p={worst[0]}"
+                f" (p={fmt_p(p)})") if worst else "no data"
+        rows.append(("stretch: JQuick (RBC) time / hypercube quicksort time, any n/p", "<= 1.0x at every n/p",
+                     "thesis: hypercube 3-4x faster (small n/p), 1.4-1.7x (large)", text,
+                     _status([worst[1] <= 1.0] if worst else [None])))
+    else:
+        rows.append(("stretch: JQuick / hypercube quicksort", "<= 1.0x at every n/p", "hypercube 3-4x / 1.4-1.7x faster",
+                     "no data", "not run"))
+    return rows
+
+
+def _status(flags):
+    if not flags or all(f is None for f in flags):
+        return "no data"
+    return "met" if all(f for f in flags if f is not None) and None not in flags else (
+        "partly met" if any(f for f in flags if f) else "not met")
+
+
+def md_table(header, rows):
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
+    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(out)
+
+
+def describe_platforms(recs):
+    seen = {}
+    for r in recs:
+        pp = r.get("platform_params") or {}
+        key = (r["backend"], r["platform"])
+        if key in seen:
+            continue
+        if r["backend"] == "smpi":
+            text = (f"{r['platform']}: topology {pp.get('topology', '?')}, {pp.get('cores_per_node', '?')} cores/node, "
+                    f"alpha {fmt_time(pp.get('alpha_per_hop_s'))} per hop, "
+                    f"beta {pp.get('beta_s_per_byte', 0):.3g} s/byte, node alpha {fmt_time(pp.get('node_alpha_s'))}")
+        else:
+            text = (f"{r['platform']}: Open MPI on this machine ({pp.get('host_cores', '?')} cores"
+                    f"{', oversubscribed' if pp.get('oversubscribed') else ''})")
+        seen[key] = text
+    return [f"- {t}" for t in seen.values()]
+
+
+def section_comm_create(d, plot, backend):
+    out = []
+    if not d.select(benchmark="comm_create"):
+        return out
+    out.append("## Communicator creation (paper fig. 5)\n")
+    out.append("Time to create the communicators of one split into halves, and of a recursive split down to "
+               "single PEs (log2 p levels). MPI times include MPI_Group_range_incl; freeing is not timed. "
+               "In simulated runs RBC's time is the simulated time (~0: no messages) plus `host_op_s`, its "
+               "local CPU cost measured on this host (fastest of 20 calls, slowest PE). SMPI models MPI's "
+               "messages but not the MPI library's own local work, so MPI's side is a lower bound.\n")
+    for mode in ("halves", "recursive"):
+        impls = d.values("implementation", benchmark="comm_create", variant=mode)
+        if backend == "smpi":
+            img = plot.plot(f"fig5_comm_create_{mode}", f"communicator creation ({mode})", "p", "time [s]",
+                            [(i, d.series("p", benchmark="comm_create", variant=mode, implementation=i)) for i in impls])
+            if img:
+                out.append(f"![communicator creation, {mode}]({img})\n")
+        rows = []
+        for p in d.values("p", benchmark="comm_create", variant=mode):
+            rbc = d.median(benchmark="comm_create", variant=mode, implementation="rbc", p=p)
+            row = [fmt_p(p)] + [fmt_time(d.median(benchmark="comm_create", variant=mode, implementation=i, p=p)) for i in impls]
+            row += [fmt_ratio(ratio(d.median(benchmark="comm_create", variant=mode, implementation=i, p=p), rbc))
+                    for i in impls if i != "rbc"]
+            rows.append(row)
+        header = ["p"] + impls + [f"{i} / rbc" for i in impls if i != "rbc"]
+        out.append(f"**{mode}**\n\n" + md_table(header, rows) + "\n")
+    return out
+
+
+def section_overlap(d, plot, backend):
+    out = []
+    if not d.select(benchmark="overlap"):
+        return out
+    out.append("## Overlapping communicators (paper fig. 6)\n")
+    out.append("Groups of 4 PEs, neighbours sharing one PE. Cascaded: a shared PE creates its left group first "
+               "(a chain through all groups); alternating: even groups first (constant depth).\n")
+    impls = d.values("implementation", benchmark="overlap")
+    if backend == "smpi":
+        img = plot.plot("fig6_overlap", "overlapping groups of 4", "p", "time [s]",
+                        [(i, d.series("p", benchmark="overlap", implementation=i)) for i in impls])
+        if img:
+            out.append(f"![overlapping communicators]({img})\n")
+    rows = []
+    for p in d.values("p", benchmark="overlap"):
+        rbc = d.median(benchmark="overlap", implementation="rbc", p=p)
+        rows.append([fmt_p(p)] + [fmt_time(d.median(benchmark="overlap", implementation=i, p=p)) for i in impls]
+                    + [fmt_ratio(ratio(d.median(benchmark="overlap", implementation=i, p=p), rbc)) for i in impls if i != "rbc"])
+    out.append(md_table(["p"] + impls + [f"{i} / rbc" for i in impls if i != "rbc"], rows) + "\n")
+    return out
+
+
+def section_collectives(d, plot, backend):
+    out = []
+    if not d.select(benchmark="collectives"):
+        return out
+    out.append("## Collectives, RBC vs MPI (paper figs. 4 and 9)\n")
+    algs = {}
+    for r in d.select(benchmark="collectives", implementation="mpi"):
+        algs[r["variant"]] = r.get("algorithm", "?")
+    out.append("MPI algorithms used: " + ", ".join(f"{op}: `{a}`" for op, a in sorted(algs.items())) + ". "
+               "Sizes are doubles per PE (gather: doubles arriving at the root). Ratio = RBC time / MPI time "
+               "(below 1: RBC faster).\n")
+    ops = [op for op in COLLECTIVES if d.select(benchmark="collectives", variant=op)]
+    if backend == "smpi":
+        img = plot.plot("fig4_collectives_over_p", "RBC / MPI time, 1 double", "p", "RBC time / MPI time",
+                        [(op, [(p, ratio(d.median(benchmark="collectives", variant=op, n=1, implementation="rbc", p=p),
+                                         d.median(benchmark="collectives", variant=op, n=1, implementation="mpi", p=p)))
+                               for p in d.values("p", benchmark="collectives", variant=op, n=1)
+                               if d.median(benchmark="collectives", variant=op, n=1, implementation="mpi", p=p)])
+                         for op in ops], logy=False, hline=1.0)
+        if img:
+            out.append(f"![collectives over p]({img})\n")
+    # Message-size sweep at the p with the most sizes.
+    best_p, best_count = None, 0
+    for p in d.values("p", benchmark="collectives"):
+        count = len(d.values("n", benchmark="collectives", p=p))
+        if count > best_count:
+            best_p, best_count = p, count
+    if backend == "smpi" and best_p and best_count > 2:
+        img = plot.plot("fig9_collectives_over_size", f"RBC / MPI time, p = {best_p}", "message size [doubles]",
+                        "RBC time / MPI time",
+                        [(op, [(n, ratio(d.median(benchmark="collectives", variant=op, n=n, implementation="rbc", p=best_p),
+                                         d.median(benchmark="collectives", variant=op, n=n, implementation="mpi", p=best_p)))
+                               for n in d.values("n", benchmark="collectives", variant=op, p=best_p)
+                               if d.median(benchmark="collectives", variant=op, n=n, implementation="mpi", p=best_p)])
+                         for op in ops], logy=False, hline=1.0)
+        if img:
+            out.append(f"![collectives over message size]({img})\n")
+    rows = []
+    for op in ops:
+        for p in d.values("p", benchmark="collectives", variant=op):
+            for n in d.values("n", benchmark="collectives", variant=op, p=p):
+                rbc = d.median(benchmark="collectives", variant=op, n=n, implementation="rbc", p=p)
+                mpi = d.median(benchmark="collectives", variant=op, n=n, implementation="mpi", p=p)
+                rows.append([op, fmt_p(p), n, fmt_time(rbc), fmt_time(mpi), fmt_ratio(ratio(rbc, mpi))])
+    out.append(md_table(["collective", "p", "n", "rbc", "mpi", "rbc / mpi"], rows) + "\n")
+    return out
+
+
+def section_split_bcast(d, plot, backend):
+    out = []
+    if not d.select(benchmark="split_bcast"):
+        return out
+    out.append("## Split, then k broadcasts (paper fig. 7)\n")
+    out.append("Each half of the PEs is made a communicator and broadcasts n doubles k times; timed together. "
+               "Ratio = MPI time / RBC time (above 1: RBC faster).\n")
+    impls = [i for i in d.values("implementation", benchmark="split_bcast") if i != "rbc"]
+    ks = d.values("k", benchmark="split_bcast")
+    if backend == "smpi":
+        lines = []
+        for impl in impls:
+            for k in ks:
+                pts = []
+                for p in d.values("p", benchmark="split_bcast", k=k, n=1):
+                    r = ratio(d.median(benchmark="split_bcast", k=k, n=1, implementation=impl, p=p),
+                              d.median(benchmark="split_bcast", k=k, n=1, implementation="rbc", p=p))
+                    if r is not None:
+                        pts.append((p, r))
+                lines.append((f"{impl}, k={k}", pts))
+        img = plot.plot("fig7_split_bcast", "split + k broadcasts of 1 double: MPI / RBC", "p", "MPI time / RBC time", lines)
+        if img:
+            out.append(f"![split and broadcast]({img})\n")
+    rows = []
+    for k in ks:
+        for p in d.values("p", benchmark="split_bcast", k=k):
+            for n in d.values("n", benchmark="split_bcast", k=k, p=p):
+                rbc = d.median(benchmark="split_bcast", k=k, n=n, implementation="rbc", p=p)
+                row = [k, fmt_p(p), n, fmt_time(rbc)]
+                for impl in impls:
+                    m = d.median(benchmark="split_bcast", k=k, n=n, implementation=impl, p=p)
+                    row += [fmt_time(m), fmt_ratio(ratio(m, rbc))]
+                rows.append(row)
+    header = ["k", "p", "n", "rbc"] + [x for impl in impls for x in (impl, f"{impl} / rbc")]
+    out.append(md_table(header, rows) + "\n")
+    return out
+
+
+def section_sort(d, plot, backend):
+    out = []
+    if not d.select(benchmark="sort"):
+        return out
+    out.append("## Sorting: JQuick on RBC vs on MPI communicators vs hypercube quicksort (paper fig. 8)\n")
+    out.append("Doubles; time = max over PEs, median of repetitions. Simulated runs charge host CPU time "
+               "(local sorting and partitioning) 1:1 on one modelled core. `verified` = the output was "
+               "globally sorted with no element lost.\n")
+    impls = d.values("implementation", benchmark="sort")
+    ps = d.values("p", benchmark="sort", variant="uniform")
+    if backend == "smpi" and ps:
+        p = max(ps)
+        img = plot.plot("fig8_sort_time", f"sorting uniform doubles, p = {p}", "n/p", "time [s]",
+                        [(i, d.series("n_per_pe", benchmark="sort", variant="uniform", implementation=i, p=p)) for i in impls])
+        if img:
+            out.append(f"![sorting time]({img})\n")
+        lines = []
+        for other in impls:
+            if other == "jquick_rbc":
+                continue
+            pts = []
+            for n in d.values("n_per_pe", benchmark="sort", variant="uniform", p=p):
+                r = ratio(d.median(benchmark="sort", variant="uniform", implementation=other, p=p, n_per_pe=n),
+                          d.median(benchmark="sort", variant="uniform", implementation="jquick_rbc", p=p, n_per_pe=n))
+                if r is not None:
+                    pts.append((n, r))
+            lines.append((f"{other} / jquick_rbc", pts))
+        img = plot.plot("fig8_sort_ratio", f"time relative to JQuick on RBC, p = {p}", "n/p",
+                        "time / JQuick-RBC time", lines, hline=1.0)
+        if img:
+            out.append(f"![sorting ratios]({img})\n")
+    rows = []
+    for dist in d.values("variant", benchmark="sort"):
+        for p in d.values("p", benchmark="sort", variant=dist):
+            for n in d.values("n_per_pe", benchmark="sort", variant=dist, p=p):
+                base = d.median(benchmark="sort", variant=dist, implementation="jquick_rbc", p=p, n_per_pe=n)
+                row = [dist, fmt_p(p), n]
+                ok = True
+                for impl in impls:
+                    sel = d.select(benchmark="sort", variant=dist, implementation=impl, p=p, n_per_pe=n)
+                    m = sel[-1]["median_s"] if sel else None
+                    ok = ok and all(r.get("verified", True) for r in sel)
+                    row += [fmt_time(m) + ("" if impl == "jquick_rbc" else f" ({fmt_ratio(ratio(m, base))})")]
+                row.append("yes" if ok else "NO")
+                rows.append(row)
+    out.append("Times (in brackets: relative to jquick_rbc).\n\n" +
+               md_table(["distribution", "p", "n/p"] + impls + ["verified"], rows) + "\n")
+    # Phase breakdown at the largest p, a small and a large n/p.
+    if ps:
+        p = max(ps)
+        nps = d.values("n_per_pe", benchmark="sort", variant="uniform", p=p)
+        picks = sorted({n for n in (nps[0], 1024 if 1024 in nps else None, nps[-1]) if n is not None})
+        rows = []
+        for n in picks:
+            for impl in impls:
+                sel = d.select(benchmark="sort", variant="uniform", implementation=impl, p=p, n_per_pe=n)
+                if not sel:
+                    continue
+                phases = sel[-1].get("phases", {})
+                rows.append([n, impl, fmt_time(sel[-1]["median_s"]),
+                             ", ".join(f"{k} {fmt_time(v)}" for k, v in phases.items() if v and v > 1e-9)])
+        out.append(f"Phase breakdown (uniform, p = {p}; per phase: max over PEs, median over repetitions; "
+                   "phases of a PE can overlap when a janus PE serves two groups):\n\n" +
+                   md_table(["n/p", "implementation", "total", "phases"], rows) + "\n")
+    return out
+
+
+def generate(paths, out_dir, failures=None, snapshot=None):
+    recs = records.load(paths)
+    os.makedirs(out_dir, exist_ok=True)
+    plot = Plotter(out_dir)
+    sim = Data([r for r in recs if r["backend"] == "smpi"])
+    real = Data([r for r in recs if r["backend"] == "mpi"])
+    revs = sorted({r["rev"] for r in recs})
+    modes = sorted({r.get("mode", "?") for r in recs})
+    lines = [
+        "# Janus benchmark report", "",
+        f"Generated {datetime.datetime.utcnow().strftime('%Y-%m-%d %H:%M UTC')} by `bench/report` from "
+        f"{', '.join(os.path.basename(p) for p in paths)} ({len(recs)} records; revision(s) {', '.join(revs)}; "
+        f"mode(s) {', '.join(modes)}).", "",
+        "Every time is the maximum over PEs of one operation, the median over repetitions after warm-up "
+        "(min and max are in the .jsonl). Simulated runs (SMPI) report simulated seconds; Open MPI runs "
+        "report wall seconds on this machine.", "",
+        "Platforms:", *describe_platforms(recs), "",
+    ]
+    if sim.recs:
+        ps = sorted({r["p"] for r in sim.recs})
+        lines += ["## Targets vs measured (simulated runs)", "",
+                  f"Largest simulated p in these records: {fmt_p(max(ps))}. Ratios are ratios of medians, taken "
+                  "at the largest p where both sides were measured (given with each value). A target stated "
+                  "for 2^15 ranks is only really checked by records at 2^15.", "",
+                  md_table(["what", "target", "paper / thesis", "measured", "status"], targets_table(sim, None)), ""]
+    for title, data, backend in (("Simulated (SMPI)", sim, "smpi"), ("Open MPI on this machine", real, "mpi")):
+        if not data.recs:
+            continue
+        lines += [f"# {title}", ""]
+        for section in (section_comm_create, section_overlap, section_collectives, section_split_bcast, section_sort):
+            part = section(data, plot, backend)
+            if part and backend == "mpi":
+                part[0] = part[0].replace("## ", "## Open MPI: ", 1)
+            lines += part
+    if failures:
+        lines += ["# Failed runs", "", *[f"- `{f['job']}`: {f['error']}" for f in failures], ""]
+    if plot.gnuplot is None:
+        lines += ["(gnuplot not found: no plots were drawn; `./janus setup` installs gnuplot-nox.)", ""]
+    for err in plot.errors:
+        lines.append(f"- plot error: {err}")
+    path = os.path.join(out_dir, "report.md")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print(f"bench: report {path} ({len(plot.made)} plots in {plot.dir})", file=sys.stderr)
+    if snapshot:
+        os.makedirs(os.path.join(snapshot, "plots"), exist_ok=True)
+        shutil.copy(path, os.path.join(snapshot, "report.md"))
+        for name in plot.made:
+            for ext in ("png", "svg"):
+                shutil.copy(os.path.join(plot.dir, f"{name}.{ext}"), os.path.join(snapshot, "plots"))
+        print(f"bench: snapshot copied to {snapshot}", file=sys.stderr)
+    return path
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="bench/report", description="Plots and a markdown report from benchmark records.")
+    parser.add_argument("records", nargs="+", help=".jsonl files written by bench/run")
+    parser.add_argument("--out", default=None, help="output directory (default: that of the first file)")
+    parser.add_argument("--snapshot", help="also copy report.md and the plots here (e.g. docs/results)")
+    args = parser.parse_args(argv)
+    try:
+        generate(args.records, args.out or os.path.dirname(os.path.abspath(args.records[0])), snapshot=args.snapshot)
+    except (OSError, ValueError) as err:
+        print(f"bench/report: error: {err}", file=sys.stderr)
+        return 2
+    return 0
