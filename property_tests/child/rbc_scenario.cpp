@@ -674,40 +674,46 @@ class Runner {
     }
   }
 
-  // MPI_Scan / MPI_Exscan. SMPI 3.32 combines non-commutative ops in the wrong order in both
-  // (measured: rank i gets a different product than x_0 * ... * x_i), so under SMPI the
-  // reference for those is MPI_Allgather followed by MPI_Reduce_local in rank order.
-  void reference_scan(const Bytes& send, Bytes& out, int n, const TypeInfo& t, MPI_Op op, props::Type type,
-                      MPI_Comm ref, bool exclusive) {
-    int commutative = 1;
-    MPI_Op_commutative(op, &commutative);
-#ifdef JANUS_SMPI
-    const bool fold = !commutative;
-#else
-    const bool fold = false;
-#endif
-    (void)type;
-    if (!fold) {
-      if (exclusive) {
-        MPI_Exscan(send.data(), out.data(), n, t.type, op, ref);
-      } else {
-        MPI_Scan(send.data(), out.data(), n, t.type, op, ref);
-      }
-      return;
+  // MPI_Scan / MPI_Exscan on Open MPI. Under SMPI 3.32 both are unusable as a reference: they
+  // combine non-commutative ops in the wrong order (measured: rank i does not get
+  // x_0 * ... * x_i), and MPI_Scan is linear (over 20 s of wall time at 128 ranks). There the
+  // reference is MPI_Gather, the prefixes folded at rank 0 with MPI_Reduce_local in rank order,
+  // and MPI_Scatter.
+  void reference_scan(const Bytes& send, Bytes& out, int n, const TypeInfo& t, MPI_Op op, MPI_Comm ref,
+                      bool exclusive) {
+#ifndef JANUS_SMPI
+    if (exclusive) {
+      MPI_Exscan(send.data(), out.data(), n, t.type, op, ref);
+    } else {
+      MPI_Scan(send.data(), out.data(), n, t.type, op, ref);
     }
+#else
     int rank = 0, size = 0;
     MPI_Comm_rank(ref, &rank);
     MPI_Comm_size(ref, &size);
     const std::size_t bytes = static_cast<std::size_t>(n) * t.extent;
-    Bytes all(bytes * size);
-    MPI_Allgather(send.data(), n, t.type, all.data(), n, t.type, ref);
-    const int last = exclusive ? rank - 1 : rank;
-    if (last < 0 || n == 0) return;
-    Bytes acc(all.begin() + last * bytes, all.begin() + (last + 1) * bytes);
-    for (int j = last - 1; j >= 0; --j) MPI_Reduce_local(all.data() + j * bytes, acc.data(), n, t.type, op);
-    for (std::size_t i = 0; i < bytes; ++i) {
-      if (t.data[i % t.extent]) out[i] = acc[i];
+    Bytes all(rank == 0 ? bytes * size : 0), prefixes(rank == 0 ? bytes * size : 0);
+    MPI_Gather(send.data(), n, t.type, all.data(), n, t.type, 0, ref);
+    if (rank == 0 && n > 0) {
+      // prefixes[i] = x_0 op ... op x_i (exclusive: shifted by one; slot 0 unused).
+      Bytes acc(all.begin(), all.begin() + bytes);
+      for (int i = 0; i < size; ++i) {
+        if (i > 0) {
+          Bytes next(all.begin() + i * bytes, all.begin() + (i + 1) * bytes);
+          MPI_Reduce_local(acc.data(), next.data(), n, t.type, op);
+          acc = next;
+        }
+        const int slot = exclusive ? i + 1 : i;
+        if (slot < size) std::copy(acc.begin(), acc.end(), prefixes.begin() + slot * bytes);
+      }
     }
+    Bytes mine(bytes, kUnwritten);
+    MPI_Scatter(prefixes.data(), n, t.type, mine.data(), n, t.type, 0, ref);
+    if (exclusive && rank == 0) return;
+    for (std::size_t i = 0; i < bytes; ++i) {
+      if (t.data[i % t.extent]) out[i] = mine[i];
+    }
+#endif
   }
 
   // MPI's collectives on the reference communicators, in scenario order.
@@ -733,10 +739,10 @@ class Runner {
         }
         case props::Coll::kReduce: MPI_Reduce(b.send.data(), b.ref_recv.data(), n, t.type, op, o.root, ref); break;
         case props::Coll::kAllreduce: MPI_Allreduce(b.send.data(), b.ref_recv.data(), n, t.type, op, ref); break;
-        case props::Coll::kScan: reference_scan(b.send, b.ref_recv, n, t, op, o.type, ref, false); break;
-        case props::Coll::kExscan: reference_scan(b.send, b.ref_recv, n, t, op, o.type, ref, true); break;
+        case props::Coll::kScan: reference_scan(b.send, b.ref_recv, n, t, op, ref, false); break;
+        case props::Coll::kExscan: reference_scan(b.send, b.ref_recv, n, t, op, ref, true); break;
         case props::Coll::kScanAndBcast:
-          reference_scan(b.send, b.ref_recv, n, t, op, o.type, ref, false);
+          reference_scan(b.send, b.ref_recv, n, t, op, ref, false);
           MPI_Allreduce(b.send.data(), b.ref_total.data(), n, t.type, op, ref);
           break;
         case props::Coll::kGather: MPI_Gather(b.send.data(), n, t.type, b.ref_recv.data(), n, t.type, o.root, ref); break;

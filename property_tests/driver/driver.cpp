@@ -267,6 +267,19 @@ Job rbc_job(const Scenario& s, Backend backend, const std::string& program, cons
   return job;
 }
 
+Job sort_job(const SortScenario& s, Backend backend, const Budget& budget) {
+  Job job;
+  job.backend = backend;
+  job.program = "sort_scenario";
+  job.np = s.np;
+  job.tokens = to_tokens(s);
+  job.summary = s.algorithm + "/" + s.layer + " " + s.distribution + " n/p=" + std::to_string(s.n_per_pe) + " " + s.type +
+                " on " + std::to_string(sort_members(s).size()) + " ranks";
+  job.platform = default_platform();
+  job.timeout_seconds = budget.timeout_seconds(backend, s.np) + (budget.soak ? 300 : 60);
+  return job;
+}
+
 Verdict run_case(const Job& job, Stats& stats) {
   if (stats.budget_spent()) {
     Verdict skipped;
@@ -322,5 +335,6 @@ void expect_success(const rc::detail::TestResult& result) {
 }
 
 void showValue(const Scenario& s, std::ostream& os) { os << describe(s); }
+void showValue(const SortScenario& s, std::ostream& os) { os << join(to_tokens(s)); }
 
 }  // namespace props

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "scenario/scenario.hpp"
+#include "scenario/sort_scenario.hpp"
 
 namespace props {
 
@@ -61,6 +62,8 @@ struct Job {
 
 // A job running an RBC scenario.
 Job rbc_job(const Scenario& s, Backend backend, const std::string& program, const Budget& budget);
+// A job running a sort scenario (program "sort_scenario").
+Job sort_job(const SortScenario& s, Backend backend, const Budget& budget);
 
 struct Verdict {
   bool ok = false;
@@ -105,5 +108,6 @@ Verdict run_case(const Job& job, Stats& stats);
 void expect_success(const rc::detail::TestResult& result);
 
 void showValue(const Scenario& s, std::ostream& os);
+void showValue(const SortScenario& s, std::ostream& os);
 
 }  // namespace props

@@ -5,6 +5,8 @@
 #include <set>
 #include <string>
 
+#include "inputs/inputs.hpp"
+
 namespace props {
 
 namespace {
@@ -28,8 +30,10 @@ T pick_of(const std::vector<T>& values) {
 }  // namespace
 
 rc::Gen<int> gen_np(int max_np) {
-  return rc::gen::map(rc::gen::inRange(0, 1001), [max_np](int x) {
-    const double f = std::pow(x / 1000.0, 2.0);
+  // Uniform for Open MPI's few ranks; quadratic skew towards small p for SMPI's many.
+  const double skew = max_np <= 8 ? 1.0 : 2.0;
+  return rc::gen::map(rc::gen::inRange(0, 1001), [max_np, skew](int x) {
+    const double f = std::pow(x / 1000.0, skew);
     return 1 + static_cast<int>(std::lround(f * (max_np - 1)));
   });
 }
@@ -237,6 +241,38 @@ rc::Gen<Scenario> gen_large_scenario(Backend backend, const Budget& budget) {
     const auto sizes = comm_sizes(s.comms, s.np);
     s.colls = pick_list(gen_coll(sizes, 1, false), 1, 3);
     s.messages = pick_list(gen_message(sizes, 1, 2, false), 0, 6);
+    return s;
+  });
+}
+
+}  // namespace props
+
+namespace props {
+
+rc::Gen<SortScenario> gen_sort_scenario(const std::string& algorithm, Backend backend, const Budget& budget) {
+  return rc::gen::exec([algorithm, backend, budget] {
+    SortScenario s;
+    s.algorithm = algorithm;
+    s.np = *gen_np(budget.max_np(backend));
+    s.seed = *rc::gen::inRange(0, 1000000);
+    s.layer = pick_of(layers_of(algorithm));
+    std::vector<std::string> names;
+    for (inputs::Distribution d : inputs::all_distributions()) names.push_back(inputs::name(d));
+    s.distribution = pick_of(names);
+    const int size_class = *rc::gen::inRange(0, 4);
+    const int max_n = size_class == 0 ? 3 : size_class == 1 ? 20 : size_class == 2 ? 300 : (budget.soak ? 20000 : 2000);
+    s.n_per_pe = static_cast<std::uint64_t>(*rc::gen::inRange(0, max_n + 1));
+    s.type = pick_of<std::string>({"i32", "i64", "f64"});
+    s.first = 0;
+    s.last = s.np - 1;
+    s.stride = 1;
+    if (s.np > 1 && *rc::gen::inRange(0, 3) == 0) {
+      // A sub-range of the world (strided sometimes): the sort must keep to its members.
+      s.first = *rc::gen::inRange(0, s.np);
+      s.last = *rc::gen::inRange(s.first, s.np);
+      s.stride = *rc::gen::inRange(0, 3) == 0 ? *rc::gen::inRange(1, std::max(2, s.last - s.first + 1)) : 1;
+      s.last = s.first + (s.last - s.first) / s.stride * s.stride;
+    }
     return s;
   });
 }

@@ -9,6 +9,7 @@
 
 #include "driver/driver.hpp"
 #include "scenario/scenario.hpp"
+#include "scenario/sort_scenario.hpp"
 
 namespace props {
 
@@ -40,5 +41,9 @@ rc::Gen<Scenario> gen_bad_input_scenario(Backend backend, const Budget& budget);
 rc::Gen<Scenario> gen_mixed_scenario(Backend backend, const Budget& budget);
 // Few, small operations at large p (SMPI: 128..budget.large_np).
 rc::Gen<Scenario> gen_large_scenario(Backend backend, const Budget& budget);
+
+// One sort: algorithm, layer, distribution (all of core/inputs, uneven and one-PE included),
+// n/p, element type, and the range of ranks it runs on (p prime or not a power of two included).
+rc::Gen<SortScenario> gen_sort_scenario(const std::string& algorithm, Backend backend, const Budget& budget);
 
 }  // namespace props
