@@ -265,7 +265,9 @@ def _balanced_dims(n, count, last=None):
 def _build_cluster(v, np):
     nodes = v["nodes"] or _nodes_for(np, v["cores"])
     attrs = _cluster_attrs("cluster", nodes, v)
-    hops = lambda a, b: 0 if a == b else 2  # noqa: E731 node -> switch -> node
+
+    def hops(a, b):
+        return 0 if a == b else 2   # node -> switch -> node
     return (nodes, _xml(attrs, f"flat cluster of {nodes} nodes"),
             f"flat cluster, {nodes} node(s) on one non-blocking switch",
             hops, [("any two nodes", (0, min(1, nodes - 1)))])

@@ -187,8 +187,8 @@ def _bazel_command():
 
 
 def resolve_program(spec, log):
-    if spec.startswith(":") or (spec.startswith("//") is False and re.fullmatch(r"[\w/.-]+:[\w.-]+", spec)
-                                 and not os.path.exists(spec)):
+    looks_like_relative_label = re.fullmatch(r"[\w/.-]*:[\w.-]+", spec) and not os.path.exists(spec)
+    if not spec.startswith("//") and looks_like_relative_label:
         raise RunnerError(f"'{spec}': give an absolute Bazel label like //sim/tests:netcheck")
     if spec.startswith("//"):
         label = spec
