@@ -191,8 +191,25 @@ rc::Gen<Scenario> gen_interference_scenario(Backend backend, const Budget& budge
     s.comms = *gen_comms(s.np, 4, true);
     const auto sizes = comm_sizes(s.comms, s.np);
     const int rounds = *rc::gen::inRange(1, 3);
-    // Two user tags only, reused on every communicator.
+    // Two user tags only, reused on every communicator; some messages get a twin between the
+    // same two processes with the same tag on another communicator that holds both.
     s.messages = pick_list(gen_message(sizes, rounds, 2, false), 1, budget.soak ? 40 : 20);
+    std::vector<std::vector<int>> members;
+    for (const CommSpec& c : s.comms) members.push_back(*members_of(c, s.np));
+    const std::size_t originals = s.messages.size();
+    for (std::size_t i = 0; i < originals; ++i) {
+      if (!*rc::gen::arbitrary<bool>()) continue;
+      Message twin = s.messages[i];
+      twin.comm = *rc::gen::inRange(0, static_cast<int>(s.comms.size()));
+      const auto& from = members[s.messages[i].comm];
+      const auto& to = members[twin.comm];
+      const auto src = std::find(to.begin(), to.end(), from[twin.src]);
+      const auto dst = std::find(to.begin(), to.end(), from[twin.dst]);
+      if (twin.comm == s.messages[i].comm || src == to.end() || dst == to.end()) continue;
+      twin.src = static_cast<int>(src - to.begin());
+      twin.dst = static_cast<int>(dst - to.begin());
+      s.messages.push_back(twin);
+    }
     s.colls = pick_list(gen_coll(sizes, rounds, false), 1, budget.soak ? 12 : 6);
     return s;
   });
