@@ -24,7 +24,7 @@ TEST(RbcProperties, CollectivesEqualMpiReference) {
   const Budget b = budget();
   Stats stats;
   const auto gen = gen_collectives_scenario(kBackend, b);
-  expect_success(check_property("collectives_equal_mpi_reference", kBackend, cases(b, 12, 30), stats, [&] {
+  expect_success(check_property("collectives_equal_mpi_reference", kBackend, cases(b, 16, 40), stats, [&] {
     run_case(job_for(*gen, "rbc_scenario", b), stats);
   }));
 }
@@ -37,8 +37,21 @@ TEST(RbcProperties, PointToPointExactlyOnce) {
   const Budget b = budget();
   Stats stats;
   const auto gen = gen_p2p_scenario(kBackend, b);
-  expect_success(check_property("point_to_point_exactly_once", kBackend, cases(b, 10, 25), stats, [&] {
+  expect_success(check_property("point_to_point_exactly_once", kBackend, cases(b, 12, 35), stats, [&] {
     run_case(job_for(*gen, "rbc_scenario", b), stats);
+  }));
+}
+
+// MPI_ANY_SOURCE never matches a non-member, even when communicator contexts collide: against
+// the broken build (every communicator has the same context, so same-tag messages of all
+// communicators meet in MPI's matching), scenarios in which competing same-tag messages always
+// come from non-members must still pass: RBC's member filter alone keeps them apart.
+TEST(RbcProperties, WildcardNeverMatchesNonMember) {
+  const Budget b = budget();
+  Stats stats;
+  const auto gen = gen_wildcard_isolation_scenario(kBackend, b);
+  expect_success(check_property("wildcard_never_matches_non_member", kBackend, cases(b, 8, 20), stats, [&] {
+    run_case(job_for(*gen, "rbc_scenario_broken", b), stats);
   }));
 }
 
@@ -49,7 +62,7 @@ TEST(RbcProperties, NoCrossCommunicatorInterference) {
   const Budget b = budget();
   Stats stats;
   const auto gen = gen_interference_scenario(kBackend, b);
-  expect_success(check_property("no_cross_communicator_interference", kBackend, cases(b, 10, 25), stats, [&] {
+  expect_success(check_property("no_cross_communicator_interference", kBackend, cases(b, 12, 35), stats, [&] {
     run_case(job_for(*gen, "rbc_scenario_checked", b), stats);
   }));
 }
@@ -61,7 +74,7 @@ TEST(RbcProperties, BadInputsGiveDocumentedErrors) {
   const Budget b = budget();
   Stats stats;
   const auto gen = gen_bad_input_scenario(kBackend, b);
-  expect_success(check_property("bad_inputs_give_documented_errors", kBackend, cases(b, 8, 15), stats, [&] {
+  expect_success(check_property("bad_inputs_give_documented_errors", kBackend, cases(b, 8, 20), stats, [&] {
     run_case(job_for(*gen, "rbc_scenario", b), stats);
   }));
 }
@@ -73,7 +86,7 @@ TEST(RbcProperties, LargeRankCounts) {
   const Budget b = budget();
   Stats stats;
   const auto gen = gen_large_scenario(kBackend, b);
-  expect_success(check_property("large_rank_counts", kBackend, b.cases(3, 20), stats, [&] {
+  expect_success(check_property("large_rank_counts", kBackend, b.cases(4, 20), stats, [&] {
     run_case(job_for(*gen, "rbc_scenario_checked", b), stats);
   }));
 }
@@ -86,7 +99,7 @@ TEST(RbcProperties, SchedulePerturbationKeepsResults) {
   const Budget b = budget();
   Stats stats;
   const auto gen = gen_mixed_scenario(kBackend, b);
-  expect_success(check_property("schedule_perturbation_keeps_results", kBackend, b.cases(8, 80), stats, [&] {
+  expect_success(check_property("schedule_perturbation_keeps_results", kBackend, b.cases(10, 80), stats, [&] {
     const Scenario s = *gen;
     const std::uint64_t platform_seed = *rc::gen::arbitrary<std::uint64_t>();
     Job job = job_for(s, "rbc_scenario_checked", b);

@@ -21,7 +21,7 @@ TEST(SortProperties, JQuickSortsExactlyBalanced) {
   const Budget b = budget();
   Stats stats;
   const auto gen = gen_sort_scenario("jquick", kBackend, b);
-  expect_success(check_property("jquick_sorts_exactly_balanced", kBackend, cases(b, 10, 20), stats, [&] {
+  expect_success(check_property("jquick_sorts_exactly_balanced", kBackend, cases(b, 12, 30), stats, [&] {
     run_case(sort_job(*gen, kBackend, b), stats);
   }));
 }
@@ -31,7 +31,7 @@ TEST(SortProperties, HypercubeQuicksortSorts) {
   const Budget b = budget();
   Stats stats;
   const auto gen = gen_sort_scenario("hypercube", kBackend, b);
-  expect_success(check_property("hypercube_quicksort_sorts", kBackend, cases(b, 8, 15), stats, [&] {
+  expect_success(check_property("hypercube_quicksort_sorts", kBackend, cases(b, 10, 20), stats, [&] {
     run_case(sort_job(*gen, kBackend, b), stats);
   }));
 }
@@ -43,7 +43,7 @@ TEST(SortProperties, JQuickOutputIndependentOfLayerAndSchedule) {
   const Budget b = budget();
   Stats stats;
   const auto gen = gen_sort_scenario("jquick", kBackend, b);
-  expect_success(check_property("jquick_output_independent_of_layer_and_schedule", kBackend, b.cases(5, 50), stats, [&] {
+  expect_success(check_property("jquick_output_independent_of_layer_and_schedule", kBackend, b.cases(8, 50), stats, [&] {
     SortScenario s = *gen;
     const std::string other_layer = *rc::gen::elementOf(layers_of("jquick"));
     const std::uint64_t platform_seed = *rc::gen::arbitrary<std::uint64_t>();

@@ -295,3 +295,37 @@ rc::Gen<SortScenario> gen_sort_scenario(const std::string& algorithm, Backend ba
 }
 
 }  // namespace props
+
+namespace props {
+
+rc::Gen<Scenario> gen_wildcard_isolation_scenario(Backend backend, const Budget& budget) {
+  return rc::gen::exec([backend, budget] {
+    Scenario s;
+    s.np = std::max(2, *gen_np(budget.max_np(backend)));
+    s.seed = *rc::gen::inRange(0, 1000000);
+    s.comms = *gen_comms(s.np, 4, true);
+    const auto sizes = comm_sizes(s.comms, s.np);
+    std::vector<std::vector<int>> members;
+    for (const CommSpec& c : s.comms) members.push_back(*members_of(c, s.np));
+    auto in = [&](int world, int comm) {
+      return std::find(members[comm].begin(), members[comm].end(), world) != members[comm].end();
+    };
+    // Keep a message only if, for every kept message to the same process with the same tag in
+    // the same round on another communicator, neither sender is a member of the other's
+    // communicator: then only RBC's member filter separates them once contexts collide.
+    const auto candidates = pick_list(gen_message(sizes, 2, 2, false), 1, budget.soak ? 40 : 20);
+    for (const Message& m : candidates) {
+      const int src = members[m.comm][m.src], dst = members[m.comm][m.dst];
+      bool ok = true;
+      for (const Message& k : s.messages) {
+        const int ksrc = members[k.comm][k.src], kdst = members[k.comm][k.dst];
+        if (k.comm == m.comm || kdst != dst || k.tag != m.tag || k.round != m.round) continue;
+        if (in(src, k.comm) || in(ksrc, m.comm)) ok = false;
+      }
+      if (ok) s.messages.push_back(m);
+    }
+    return s;
+  });
+}
+
+}  // namespace props

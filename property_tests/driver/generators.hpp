@@ -39,6 +39,9 @@ rc::Gen<Scenario> gen_p2p_scenario(Backend backend, const Budget& budget);
 rc::Gen<Scenario> gen_interference_scenario(Backend backend, const Budget& budget);
 rc::Gen<Scenario> gen_bad_input_scenario(Backend backend, const Budget& budget);
 rc::Gen<Scenario> gen_mixed_scenario(Backend backend, const Budget& budget);
+// Messages on overlapping communicators where same-tag messages to one process on different
+// communicators always come from non-members of each other's communicator.
+rc::Gen<Scenario> gen_wildcard_isolation_scenario(Backend backend, const Budget& budget);
 // Few, small operations at large p (SMPI: 128..budget.large_np).
 rc::Gen<Scenario> gen_large_scenario(Backend backend, const Budget& budget);
 
