@@ -34,6 +34,21 @@ void Checker::record_failure(const std::string& message) {
   std::fflush(out_);
 }
 
+void Checker::abort(const std::string& why) {
+  std::string line = "[" + name_ + "] rank " + std::to_string(rank_) + "/" +
+                     std::to_string(size_) + " ABORT: ";
+  for (const std::string& c : context_) line += c + " | ";
+  line += why + "\n";
+  std::fputs(line.c_str(), out_);
+  std::fflush(out_);
+#ifdef JANUS_SMPI
+  std::_Exit(3);  // SMPI's MPI_Abort ends the simulation with exit code 0
+#else
+  MPI_Abort(MPI_COMM_WORLD, 3);
+  std::_Exit(3);
+#endif
+}
+
 int Checker::finish() {
   long long local[2] = {checks_, failures_};
   long long total[2] = {0, 0};
@@ -74,14 +89,7 @@ int run_test(int argc, char** argv, const std::string& test_name,
     try {
       body(checker);
     } catch (const std::exception& e) {
-      std::fprintf(stdout, "[%s] rank %d: unexpected exception, aborting: %s\n",
-                   test_name.c_str(), checker.rank(), e.what());
-      std::fflush(stdout);
-#ifdef JANUS_SMPI
-      std::_Exit(3);  // SMPI's MPI_Abort ends the simulation with exit code 0
-#else
-      MPI_Abort(MPI_COMM_WORLD, 3);
-#endif
+      checker.abort(std::string("unexpected exception: ") + e.what());
     }
     code = checker.finish();
   }

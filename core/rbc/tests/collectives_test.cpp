@@ -3,11 +3,13 @@
 // nested, janus, size-1 and reversed-parent layouts, for roots, counts 0/1/large, int, int64,
 // a derived type with gaps (whose gap bytes must survive) and a non-commutative user MPI_Op.
 //
-//   collectives_test [--layouts N]   (N limits the number of layouts, for quick runs)
+//   collectives_test [--layouts N] [--large COUNT] [--progress]
+//   (fewer layouts, another large count, a line per block on the layout's member 0)
 #include <mpi.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -171,6 +173,9 @@ void compare(Checker& check, const TypeCase& t, const Bytes& got, const Bytes& e
               " elements differ)");
 }
 
+// With count 0 nothing may be written, so the expected buffers stay as they are and MPI is not
+// asked: SMPI 3.32's MPI_Allreduce with count 0 and a derived datatype on 16 ranks dies with
+// SIGFPE (allreduce__ompi_ring_segmented divides by zero).
 struct Output {
   std::string name;
   Bytes got;
@@ -190,11 +195,15 @@ struct Pending {
 
 class Runner {
  public:
-  Runner(Checker& check, int p, int max_layouts)
-      : check_(check), p_(p), max_layouts_(max_layouts) {
+  Runner(Checker& check, int p, int max_layouts, int large, bool progress)
+      : check_(check), p_(p), max_layouts_(max_layouts), large_(large), progress_(progress) {
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank_);
-    sample_ = p > 32;
-    root_limit_ = p <= 8 ? 8 : (p <= 31 ? 4 : 2);
+    // Simulated messages cost real time: beyond 8 ranks fewer layouts and blocks, each block
+    // in one mode (blocking or nonblocking, alternating).
+    sample_ = p > 8;
+    huge_ = p > 8;
+    root_limit_ = p <= 8 ? 8 : 4;
+    if (p >= 64) max_layouts_ = std::min(max_layouts_, p >= 512 ? 3 : 4);
     MPI_Datatype pair;
     MPI_Type_vector(2, 1, 2, MPI_INT, &pair);
     MPI_Type_create_resized(pair, 0, 16, &gapped_pair_);
@@ -229,18 +238,40 @@ class Runner {
       Context context(check_, "layout ", lc.name(), " (size ", lc.size(), ", member ", lc.rank(),
                       ")");
       check_barrier(lc);
-      for (std::size_t ti = 0; ti < types_.size(); ++ti) {
-        for (int count : counts()) {
-          for (bool nonblocking : {false, true}) {
-            run_block(lc, types_[ti], count, nonblocking, mix(li, ti, count, nonblocking));
+      const auto blocks = blocks_for(li);
+      for (std::size_t bi = 0; bi < blocks.size(); ++bi) {
+        const Block& b = blocks[bi];
+        for (bool nonblocking : {false, true}) {
+          if (huge_ && nonblocking != ((li + bi) % 2 == 1)) continue;
+          if (progress_ && lc.rank() == 0) {
+            std::printf("layout %zu %s: type %d count %d %s\n", li, lc.name().c_str(), b.type,
+                        b.count, nonblocking ? "nonblocking" : "blocking");
+            std::fflush(stdout);
           }
+          run_block(lc, types_[b.type], b.count, b.roots, nonblocking,
+                    mix(li, bi, nonblocking));
         }
       }
     }
   }
 
  private:
-  std::vector<int> counts() const { return {0, 1, 10000}; }
+  struct Block {
+    int type;   // index into types_
+    int count;
+    int roots;  // how many roots the rooted collectives try
+  };
+
+  // Every type at count 1, counts 0 and large for some; every root (up to root_limit_) for int
+  // at count 1. Large worlds run fewer blocks, each either blocking or nonblocking.
+  std::vector<Block> blocks_for(std::size_t layout_index) const {
+    const int rotating = 1 + static_cast<int>(layout_index % 3);
+    // About large_ * 4 bytes per rank, above SMPI's 64 KiB eager limit and Open MPI's 4 KiB.
+    const int large = rotating == 1 ? large_ / 2 : large_ / 4;
+    if (huge_) return {{0, 0, 2}, {0, 1, root_limit_}, {2, 1, 2}, {3, 1, 2}, {rotating, large, 1}};
+    return {{0, 0, 2}, {2, 0, 2}, {0, 1, root_limit_}, {1, 1, 2},
+            {2, 1, 2}, {3, 1, 2}, {0, large_, 2},      {rotating, large, 2}};
+  }
 
   // Gather-type collectives deliver size * count elements (to every rank for the all-variants):
   // scale the large count down with the communicator size to keep memory and time modest.
@@ -252,9 +283,13 @@ class Runner {
 
   Bytes data(const TypeCase& t, int n, unsigned long long seed, bool sort_keys = false) const {
     Bytes b(static_cast<std::size_t>(n) * t.extent);
-    for (int i = 0; i < n; ++i)
-      fill_element(t.kind, &b[static_cast<std::size_t>(i) * t.extent], mix(seed, world_rank_, i),
-                   sort_keys);
+    unsigned long long x = mix(seed, world_rank_);
+    for (int i = 0; i < n; ++i) {
+      x += 0x9E3779B97F4A7C15ULL;  // one splitmix64 step per element
+      unsigned long long z = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+      z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+      fill_element(t.kind, &b[static_cast<std::size_t>(i) * t.extent], z ^ (z >> 31), sort_keys);
+    }
     return b;
   }
   static Bytes unwritten(const TypeCase& t, long n) {
@@ -286,12 +321,17 @@ class Runner {
     return displs;
   }
 
-  void run_block(const LayoutComms& lc, const TypeCase& t, int count, bool nonblocking,
-                 unsigned long long salt) {
-    Context context(check_, t.name, ", count ", count, nonblocking ? ", nonblocking" : ", blocking");
+  void run_block(const LayoutComms& lc, const TypeCase& t, int count, int root_count,
+                 bool nonblocking, unsigned long long salt) {
+    Context context(check_, t.name, ", count ", count,
+                    nonblocking ? ", nonblocking" : ", blocking");
     const int s = lc.size();
     std::vector<std::unique_ptr<Pending>> started;
     auto finish = [&](std::unique_ptr<Pending> pd) {
+      if (progress_ && lc.rank() == 0) {
+        std::printf("  started %s\n", pd->what.c_str());
+        std::fflush(stdout);
+      }
       if (nonblocking)
         started.push_back(std::move(pd));
       else
@@ -306,7 +346,7 @@ class Runner {
       finish(scan_and_bcast(lc, t, count, nonblocking, seed()));
       finish(allgather(lc, t, gather_count(count, s, true), nonblocking, seed(), false));
       finish(allgather(lc, t, gather_count(count, s, true), nonblocking, seed(), true));
-      for (int root : rbc_test::sample_ranks(s, root_limit_, static_cast<unsigned>(salt))) {
+      for (int root : roots(s, root_count, salt)) {
         finish(bcast(lc, t, count, root, nonblocking, seed()));
         finish(reduce(lc, t, count, root, nonblocking, seed()));
         finish(gather(lc, t, gather_count(count, s, false), root, nonblocking, seed(), false));
@@ -318,6 +358,16 @@ class Runner {
     } catch (const std::exception& e) {
       check_.abort(std::string("unexpected exception: ") + e.what());
     }
+  }
+
+  // `count` roots among 0, 1, size/2, size-1 and random ones, rotated by `salt`.
+  static std::vector<int> roots(int size, int count, unsigned long long salt) {
+    std::vector<int> candidates =
+        rbc_test::sample_ranks(size, std::max(count, 4), static_cast<unsigned>(salt));
+    std::rotate(candidates.begin(), candidates.begin() + salt % candidates.size(),
+                candidates.end());
+    candidates.resize(std::min<std::size_t>(candidates.size(), count));
+    return candidates;
   }
 
   // Completes nonblocking collectives in one of four ways, chosen by the block.
@@ -377,7 +427,7 @@ class Runner {
                                      unsigned long long seed) {
     auto pd = begin("allreduce", data(t, n, seed));
     Output o{"result", unwritten(t, n), unwritten(t, n)};
-    MPI_Allreduce(pd->send.data(), o.expected.data(), n, t.type, t.op, lc.reference());
+    if (n > 0) MPI_Allreduce(pd->send.data(), o.expected.data(), n, t.type, t.op, lc.reference());
     pd->outputs.push_back(std::move(o));
     Output& out = pd->outputs.back();
     if (nb)
@@ -387,13 +437,14 @@ class Runner {
     return pd;
   }
 
-  // MPI_Scan / MPI_Exscan into `out` (n elements). For non-commutative ops the reference is a
-  // chain of MPI_Send/MPI_Recv and MPI_Reduce_local instead: SMPI 3.32's MPI_Scan and
-  // MPI_Exscan ignore a non-commutative user op (each rank gets its own value, exscan writes
-  // nothing).
+  // MPI_Scan / MPI_Exscan into `out` (n elements). For non-commutative ops and beyond 32 ranks
+  // the reference is a chain of MPI_Send/MPI_Recv and MPI_Reduce_local instead: SMPI 3.32's
+  // MPI_Scan and MPI_Exscan ignore a non-commutative user op (each rank gets its own value,
+  // exscan writes nothing), and its linear scan takes minutes at 127 ranks.
   void reference_scan(const LayoutComms& lc, const TypeCase& t, int n, const Bytes& send,
                       Bytes& out, bool exclusive) {
-    if (t.commutative) {
+    if (n == 0) return;
+    if (t.commutative && lc.size() <= 32) {
       if (exclusive)
         MPI_Exscan(send.data(), out.data(), n, t.type, t.op, lc.reference());
       else
@@ -409,7 +460,9 @@ class Runner {
       if (exclusive) std::copy(before.begin(), before.begin() + send.size(), out.begin());
     }
     if (r + 1 < lc.size()) MPI_Send(prefix.data(), n, t.type, r + 1, 91, lc.reference());
-    if (!exclusive) std::copy(prefix.begin(), prefix.end(), out.begin());
+    if (!exclusive)  // a typed copy, which leaves the gaps of `out` alone
+      MPI_Sendrecv(prefix.data(), n, t.type, 0, 92, out.data(), n, t.type, 0, 92, MPI_COMM_SELF,
+                   MPI_STATUS_IGNORE);
   }
 
   std::unique_ptr<Pending> scan(const LayoutComms& lc, const TypeCase& t, int n, bool nb,
@@ -439,7 +492,7 @@ class Runner {
     Output total{"total", unwritten(t, n), unwritten(t, n)};
     reference_scan(lc, t, n, pd->send, prefix.expected, false);
     if (lc.rank() == lc.size() - 1) total.expected = prefix.expected;
-    MPI_Bcast(total.expected.data(), n, t.type, lc.size() - 1, lc.reference());
+    if (n > 0) MPI_Bcast(total.expected.data(), n, t.type, lc.size() - 1, lc.reference());
     pd->outputs.push_back(std::move(prefix));
     pd->outputs.push_back(std::move(total));
     void* p = pd->outputs[0].got.data();
@@ -460,7 +513,7 @@ class Runner {
       std::copy(d.begin(), d.end(), initial.begin());
     }
     Output o{"buffer", initial, initial};
-    MPI_Bcast(o.expected.data(), n, t.type, root, lc.reference());
+    if (n > 0) MPI_Bcast(o.expected.data(), n, t.type, root, lc.reference());
     pd->outputs.push_back(std::move(o));
     void* buf = pd->outputs.back().got.data();
     if (nb)
@@ -480,7 +533,7 @@ class Runner {
       pd->outputs.push_back({"result", unwritten(t, n), unwritten(t, n)});
       got = pd->outputs.back().got.data();
     }
-    MPI_Reduce(pd->send.data(), is_root ? pd->outputs.back().expected.data() : nullptr, n, t.type,
+    if (n > 0) MPI_Reduce(pd->send.data(), is_root ? pd->outputs.back().expected.data() : nullptr, n, t.type,
                t.op, root, lc.reference());
     if (nb)
       pd->request = rbc::ireduce(pd->send.data(), got, n, t.type, t.op, root, lc.comm());
@@ -514,13 +567,13 @@ class Runner {
     if (varied) {
       const int* counts = pd->counts.data();
       const int* displs = pd->displs.data();
-      MPI_Gatherv(send, mine, t.type, expected, counts, displs, t.type, root, lc.reference());
+      if (n > 0) MPI_Gatherv(send, mine, t.type, expected, counts, displs, t.type, root, lc.reference());
       if (nb)
         pd->request = rbc::igatherv(send, mine, t.type, got, counts, displs, t.type, root, c);
       else
         rbc::gatherv(send, mine, t.type, got, counts, displs, t.type, root, c);
     } else {
-      MPI_Gather(send, n, t.type, expected, n, t.type, root, lc.reference());
+      if (n > 0) MPI_Gather(send, n, t.type, expected, n, t.type, root, lc.reference());
       if (nb)
         pd->request = rbc::igather(send, n, t.type, got, n, t.type, root, c);
       else
@@ -549,13 +602,13 @@ class Runner {
     if (varied) {
       const int* counts = pd->counts.data();
       const int* displs = pd->displs.data();
-      MPI_Allgatherv(send, mine, t.type, expected, counts, displs, t.type, lc.reference());
+      if (n > 0) MPI_Allgatherv(send, mine, t.type, expected, counts, displs, t.type, lc.reference());
       if (nb)
         pd->request = rbc::iallgatherv(send, mine, t.type, got, counts, displs, t.type, c);
       else
         rbc::allgatherv(send, mine, t.type, got, counts, displs, t.type, c);
     } else {
-      MPI_Allgather(send, n, t.type, expected, n, t.type, lc.reference());
+      if (n > 0) MPI_Allgather(send, n, t.type, expected, n, t.type, lc.reference());
       if (nb)
         pd->request = rbc::iallgather(send, n, t.type, got, n, t.type, c);
       else
@@ -589,7 +642,7 @@ class Runner {
     pd->send_before = pd->send;
     void* got = nullptr;
     Bytes expected = unwritten(t, total);
-    MPI_Gatherv(pd->send.data(), mine, t.type, is_root ? expected.data() : nullptr,
+    if (n > 0) MPI_Gatherv(pd->send.data(), mine, t.type, is_root ? expected.data() : nullptr,
                 pd->counts.data(), pd->displs.data(), t.type, root, lc.reference());
     if (is_root) {
       if (t.kind == Kind::kInt) {
@@ -643,8 +696,11 @@ class Runner {
   Checker& check_;
   int p_;
   int max_layouts_;
+  int large_ = 20000;
+  bool progress_ = false;
   int world_rank_ = 0;
-  bool sample_ = false;
+  bool sample_ = false;  // fewer layouts
+  bool huge_ = false;    // fewer blocks, each in one mode only
   int root_limit_ = 8;
   MPI_Datatype gapped_pair_ = MPI_DATATYPE_NULL;
   MPI_Datatype matrix_ = MPI_DATATYPE_NULL;
@@ -656,12 +712,17 @@ class Runner {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int max_layouts = 1 << 30;
-  for (int i = 1; i + 1 < argc; ++i)
+  int max_layouts = 1 << 30, large = 20000;
+  bool progress = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--progress") progress = true;
+    if (i + 1 == argc) break;
     if (std::string(argv[i]) == "--layouts") max_layouts = std::stoi(argv[i + 1]);
+    if (std::string(argv[i]) == "--large") large = std::stoi(argv[i + 1]);
+  }
   return janus::testing::run_test(argc, argv, "collectives_test", [&](Checker& check) {
     int p = 0;
     MPI_Comm_size(MPI_COMM_WORLD, &p);
-    Runner(check, p, max_layouts).run();
+    Runner(check, p, max_layouts, large, progress).run();
   });
 }

@@ -127,6 +127,10 @@ class Checker {
     return false;
   }
 
+  // Prints `why` with the rank and context, then ends the whole job with exit code 3, without
+  // unwinding (destructors of pending operations could wait for ranks that will never come).
+  [[noreturn]] void abort(const std::string& why);
+
   // Collective over the Checker's communicator: sums checks and failures, prints the summary on
   // rank 0, and returns the exit code (0 = every rank passed and something was checked).
   int finish();

@@ -1,0 +1,229 @@
+// RBC point-to-point on full, sub-, strided, nested, janus, size-1 and reversed-parent layouts:
+// send/isend/recv/irecv/sendrecv/probe/iprobe with specific sources and MPI_ANY_SOURCE. Every
+// status names the sender as a member rank, carries the user's tag and the right count, and
+// every message arrives exactly once.
+#include <mpi.h>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rbc/rbc.hpp"
+#include "support/layout.hpp"
+#include "testing/check.hpp"
+
+namespace {
+
+using janus::testing::Checker;
+using janus::testing::Context;
+using rbc_test::LayoutComms;
+
+constexpr int kMaxCount = 16;
+
+// A message: sender's world rank, member rank, sequence number, tag, then filler up to count.
+std::vector<int> message(int world, int member, int seq, int tag, int count) {
+  std::vector<int> m(count);
+  const int head[4] = {world, member, seq, tag};
+  for (int i = 0; i < count; ++i) m[i] = i < 4 ? head[i] : world * 1000 + seq * 100 + i;
+  return m;
+}
+int count_for(int member, int seq) { return 4 + (member * 3 + seq) % 9; }
+
+class P2p {
+ public:
+  P2p(Checker& check, const LayoutComms& lc, int layout_index)
+      : check_(check), lc_(lc), c_(lc.comm()), r_(lc.rank()), s_(lc.size()) {
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_);
+    const int tags[3] = {0, 17, rbc::max_user_tag};
+    tag_ = tags[layout_index % 3];
+  }
+
+  void run() {
+    ring();
+    sendrecv_shift();
+    self_messages();
+    int phase = 0;
+    for (int hub : rbc_test::sample_ranks(s_, s_ > 64 ? 1 : 3, 5)) any_source_to(hub, phase++);
+  }
+
+ private:
+  // Status fields against the expected sender, tag and count.
+  void check_status(const rbc::Status& st, int source, int tag, int count, const char* what) {
+    check_.equal(st.source, source, what, ": status.source");
+    check_.equal(st.tag, tag, what, ": status.tag");
+    check_.equal(st.count(MPI_INT), count, what, ": status.count(MPI_INT)");
+  }
+  void check_payload(const std::vector<int>& got, int count, const std::vector<int>& expected,
+                     const char* what) {
+    check_.equal_ranges(std::vector<int>(got.begin(), got.begin() + count), expected, what,
+                        ": payload");
+  }
+
+  // isend to the right neighbour, blocking recv from the left one (specific source); then the
+  // other way round with irecv posted first and a blocking send.
+  void ring() {
+    Context context(check_, "ring with tag ", tag_);
+    const int right = (r_ + 1) % s_, left = (r_ + s_ - 1) % s_;
+    {
+      const auto out = message(world_, r_, 0, tag_, count_for(r_, 0));
+      rbc::Request send = rbc::isend(out.data(), static_cast<int>(out.size()), MPI_INT, right,
+                                     tag_, c_);
+      std::vector<int> in(kMaxCount, -1);
+      const rbc::Status st = rbc::recv(in.data(), kMaxCount, MPI_INT, left, tag_, c_);
+      send.wait();
+      const int n = count_for(left, 0);
+      check_status(st, left, tag_, n, "recv from left");
+      check_payload(in, n, message(lc_.world_ranks()[left], left, 0, tag_, n), "recv from left");
+    }
+    {
+      std::vector<int> in(kMaxCount, -1);
+      rbc::Request recv = rbc::irecv(in.data(), kMaxCount, MPI_INT, right, tag_, c_);
+      const auto out = message(world_, r_, 1, tag_, count_for(r_, 1));
+      rbc::send(out.data(), static_cast<int>(out.size()), MPI_INT, left, tag_, c_);
+      recv.wait();
+      const int n = count_for(right, 1);
+      check_status(recv.status(), right, tag_, n, "irecv from right");
+      check_payload(in, n, message(lc_.world_ranks()[right], right, 1, tag_, n),
+                    "irecv from right");
+    }
+  }
+
+  void sendrecv_shift() {
+    const int k = s_ > 1 ? 1 + (s_ / 3) % (s_ - 1) : 0;
+    Context context(check_, "sendrecv shifted by ", k);
+    const int to = (r_ + k) % s_, from = (r_ + s_ - k) % s_;
+    const auto out = message(world_, r_, 2, tag_, count_for(r_, 2));
+    std::vector<int> in(kMaxCount, -1);
+    const rbc::Status st = rbc::sendrecv(out.data(), static_cast<int>(out.size()), MPI_INT, to,
+                                         tag_, in.data(), kMaxCount, MPI_INT, from, tag_, c_);
+    const int n = count_for(from, 2);
+    check_status(st, from, tag_, n, "sendrecv");
+    check_payload(in, n, message(lc_.world_ranks()[from], from, 2, tag_, n), "sendrecv");
+  }
+
+  // Messages to oneself with specific and wildcard receives, probe and iprobe.
+  void self_messages() {
+    Context context(check_, "messages to self");
+    const auto a = message(world_, r_, 3, tag_, 5), b = message(world_, r_, 4, tag_, 7);
+    rbc::Request ra = rbc::isend(a.data(), 5, MPI_INT, r_, tag_, c_);
+    rbc::Request rb = rbc::isend(b.data(), 7, MPI_INT, r_, tag_, c_);
+    const rbc::Status probed = rbc::probe(r_, tag_, c_);
+    check_status(probed, r_, tag_, 5, "probe(self)");  // first sent is first matched
+    std::vector<int> in(kMaxCount, -1);
+    check_status(rbc::recv(in.data(), kMaxCount, MPI_INT, MPI_ANY_SOURCE, tag_, c_), r_, tag_, 5,
+                 "recv(ANY_SOURCE) from self");
+    check_payload(in, 5, a, "recv(ANY_SOURCE) from self");
+    std::optional<rbc::Status> found;
+    while (!(found = rbc::iprobe(MPI_ANY_SOURCE, tag_, c_))) {
+    }
+    check_status(*found, r_, tag_, 7, "iprobe(ANY_SOURCE) from self");
+    check_status(rbc::recv(in.data(), kMaxCount, MPI_INT, r_, tag_, c_), r_, tag_, 7,
+                 "recv(self)");
+    check_payload(in, 7, b, "recv(self)");
+    ra.wait();
+    rb.wait();
+    check_.check(!rbc::iprobe(MPI_ANY_SOURCE, tag_, c_).has_value(),
+                 "iprobe(ANY_SOURCE) still finds a message after both were received");
+  }
+
+  // Every other member sends two messages to `hub`, which takes them with wildcard receives in
+  // one of four ways; each sender must arrive exactly twice, in order, with the right status.
+  void any_source_to(int hub, int phase) {
+    const int tag = (tag_ + 1 + phase) % (rbc::max_user_tag + 1);
+    const int mode = phase % 4;
+    const char* modes[4] = {"probe(ANY) + recv(source)", "recv(ANY)", "irecv(ANY) posted first",
+                            "iprobe(ANY) loop + irecv(source)"};
+    Context context(check_, "all to member ", hub, " with ", modes[mode], ", tag ", tag);
+    std::vector<std::vector<int>> posted_buffers;
+    std::vector<rbc::Request> posted;
+    if (r_ == hub && mode == 2) {
+      posted_buffers.assign(2 * (s_ - 1), std::vector<int>(kMaxCount, -1));
+      for (auto& b : posted_buffers)
+        posted.push_back(rbc::irecv(b.data(), kMaxCount, MPI_INT, MPI_ANY_SOURCE, tag, c_));
+    }
+    MPI_Barrier(lc_.reference());  // receives are posted before anything is sent
+    if (r_ != hub) {
+      const auto m0 = message(world_, r_, 0, tag, count_for(r_, 0));
+      const auto m1 = message(world_, r_, 1, tag, count_for(r_, 1));
+      if (r_ % 2 == 0) {
+        rbc::send(m0.data(), static_cast<int>(m0.size()), MPI_INT, hub, tag, c_);
+        rbc::send(m1.data(), static_cast<int>(m1.size()), MPI_INT, hub, tag, c_);
+      } else {
+        std::vector<rbc::Request> sends;
+        sends.push_back(rbc::isend(m0.data(), static_cast<int>(m0.size()), MPI_INT, hub, tag, c_));
+        sends.push_back(rbc::isend(m1.data(), static_cast<int>(m1.size()), MPI_INT, hub, tag, c_));
+        rbc::wait_all(sends);
+      }
+      MPI_Barrier(lc_.reference());
+      return;
+    }
+    std::vector<int> seen(s_, 0);
+    auto take = [&](const rbc::Status& st, const std::vector<int>& in, const char* what) {
+      const int src = st.source;
+      if (!check_.check(src >= 0 && src < s_ && src != hub, what, ": status.source ", src,
+                        " is not another member"))
+        return;
+      const int seq = seen[src]++;
+      if (!check_.check(seq < 2, what, ": a third message from member ", src)) return;
+      const int n = count_for(src, seq);
+      check_status(st, src, tag, n, what);
+      check_payload(in, n, message(lc_.world_ranks()[src], src, seq, tag, n), what);
+    };
+    for (int i = 0; i < 2 * (s_ - 1); ++i) {
+      std::vector<int> in(kMaxCount, -1);
+      if (mode == 0) {
+        const rbc::Status pr = rbc::probe(MPI_ANY_SOURCE, tag, c_);
+        const rbc::Status st = rbc::recv(in.data(), kMaxCount, MPI_INT, pr.source, tag, c_);
+        check_.equal(pr.count(MPI_INT), st.count(MPI_INT), "probe count vs received count");
+        take(st, in, "probe + recv");
+      } else if (mode == 1) {
+        take(rbc::recv(in.data(), kMaxCount, MPI_INT, MPI_ANY_SOURCE, tag, c_), in, "recv(ANY)");
+      } else if (mode == 2) {
+        posted[i].wait();
+        take(posted[i].status(), posted_buffers[i], "irecv(ANY)");
+      } else {
+        std::optional<rbc::Status> pr;
+        while (!(pr = rbc::iprobe(MPI_ANY_SOURCE, tag, c_))) {
+        }
+        rbc::Request rq = rbc::irecv(in.data(), kMaxCount, MPI_INT, pr->source, tag, c_);
+        rq.wait();
+        take(rq.status(), in, "iprobe + irecv");
+      }
+    }
+    for (int src = 0; src < s_; ++src)
+      if (src != hub) check_.equal(seen[src], 2, "messages received from member ", src);
+    check_.check(!rbc::iprobe(MPI_ANY_SOURCE, tag, c_).has_value(),
+                 "iprobe(ANY_SOURCE) finds a message after all were received");
+    MPI_Barrier(lc_.reference());
+  }
+
+  Checker& check_;
+  const LayoutComms& lc_;
+  const rbc::RangeComm& c_;
+  int r_, s_;
+  int world_ = 0;
+  int tag_ = 0;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return janus::testing::run_test(argc, argv, "p2p_test", [](Checker& check) {
+    int p = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    auto layouts = rbc_test::standard_layouts(p, p > 8);
+    if (p >= 512) layouts.resize(std::min<std::size_t>(layouts.size(), 2));
+    for (std::size_t li = 0; li < layouts.size(); ++li) {
+      LayoutComms lc(layouts[li], check);
+      if (!lc.member()) continue;
+      Context context(check, "layout ", lc.name(), " (size ", lc.size(), ", member ", lc.rank(),
+                      ")");
+      try {
+        P2p(check, lc, static_cast<int>(li)).run();
+      } catch (const std::exception& e) {
+        check.abort(std::string("unexpected exception: ") + e.what());
+      }
+    }
+  });
+}
