@@ -277,8 +277,11 @@ def make_parser():
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="small p, minutes (default; CI smoke test)")
     mode.add_argument("--full", action="store_true", help="the paper's figures up to --max-p ranks (hours)")
+    mode.add_argument("--medium", action="store_true",
+                      help="p up to 4096 (sorting 512) plus the headline 2^15 points; about an hour")
     mode.add_argument("--smoke", action="store_true", help="one tiny run per program and backend (seconds)")
-    parser.add_argument("--max-p", type=int, default=2**15, help="largest simulated p in --full (default 32768)")
+    parser.add_argument("--max-p", type=int, default=2**15, help="largest simulated p in --full / --medium (default 32768)")
+    parser.add_argument("--min-p", type=int, default=1, help="skip runs with fewer ranks (e.g. to run only the largest)")
     parser.add_argument("--only", default="", help=f"comma-separated subset of: {', '.join(plan.BENCHMARKS)}")
     parser.add_argument("--backends", default="smpi,mpi", help="smpi, mpi or both (default smpi,mpi)")
     parser.add_argument("--platform", default="supermuc", help="simulated platform (platforms/platformgen.py; default supermuc)")
@@ -300,6 +303,8 @@ def make_parser():
 def select_jobs(args):
     if args.full:
         jobs, mode = plan.full(args.max_p), "full"
+    elif args.medium:
+        jobs, mode = plan.medium(args.max_p), "medium"
     elif args.smoke:
         jobs, mode = plan.smoke(), "smoke"
     else:
@@ -311,7 +316,7 @@ def select_jobs(args):
     backends = [b for b in args.backends.split(",") if b]
     if not backends or any(b not in ("smpi", "mpi") for b in backends):
         raise DriverError(f"--backends must name smpi and/or mpi, got '{args.backends}'")
-    jobs = [j for j in jobs if (not only or j.benchmark in only) and j.backend in backends]
+    jobs = [j for j in jobs if (not only or j.benchmark in only) and j.backend in backends and j.p >= args.min_p]
     return jobs, mode, backends
 
 

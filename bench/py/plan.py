@@ -130,6 +130,51 @@ def full(max_p=2**15):
     return jobs
 
 
+def medium(max_p=2**15):
+    """Between quick and full (about an hour on a quiet two-core machine): three rank counts per
+    figure up to 4096, sorting up to 512, and the headline 2^15-rank points (communicator
+    creation into halves, split + one broadcast), run last, if max_p allows."""
+    jobs = []
+    reps = ["--warmup=1", "--reps=3"]
+    for p in (p for p in (64, 512, 4096) if p <= max_p):
+        # SMPI's MPI_Comm_split is O(p^2) simulator work: measured at p <= 512 only.
+        no_split = p > 512
+        jobs.append(Job("comm_create", "smpi", p, reps + (["--impls=rbc,mpi_create_group"] if no_split else []),
+                        timeout=3600))
+        jobs.append(Job("overlap", "smpi", p - ((p - 1) % 3), reps + (
+            ["--impls=rbc,mpi_create_group_cascaded,mpi_create_group_alternating"] if no_split else []), timeout=3600))
+        jobs += _collectives_at("smpi", p, reps + ["--sizes=1,1024"], timeout=3600)
+        jobs.append(Job("split_bcast", "smpi", p, reps + ["--sizes=1,32,1024"] + (
+            ["--impls=rbc,mpi_create_group"] if no_split else []), timeout=3600))
+    jobs += _collectives_at("smpi", 64, reps + ["--sizes=" + _csv(_pow2(1, 2**18)[::2])], timeout=3600)
+    for p, nps in ((64, [1, 16, 256, 4096, 65536]), (512, [1, 64, 1024, 16384])):
+        if p <= max_p:
+            jobs.append(Job("sort", "smpi", p, reps + ["--nps=" + _csv(nps), "--distributions=uniform",
+                                                        "--impls=jquick_rbc,jquick_mpi_create_group,hypercube_rbc"],
+                            stack_kib=1024, timeout=3600))
+    if 64 <= max_p:
+        jobs.append(Job("sort", "smpi", 64, reps + ["--nps=1,1024", "--distributions=gaussian,zero,bucket-sorted,"
+                                                     "g-group,staggered,deterministic-duplicates,randomized-duplicates,"
+                                                     "reverse-sorted,mirrored-target,all-to-one",
+                                                     "--impls=jquick_rbc,jquick_mpi_create_group,hypercube_rbc"],
+                        stack_kib=1024, timeout=3600))
+    for p in (2, 4):
+        jobs.append(Job("comm_create", "mpi", p, reps))
+        jobs.append(Job("overlap", "mpi", p, reps))
+        jobs.append(Job("collectives", "mpi", p, reps + ["--sizes=1,1024,65536"]))
+        jobs.append(Job("split_bcast", "mpi", p, reps + ["--sizes=1,1024"]))
+        jobs.append(Job("sort", "mpi", p, reps + ["--nps=1,1024,65536",
+                                                   "--impls=jquick_rbc,jquick_mpi_create_group,hypercube_rbc"]))
+    big = 2**15
+    if big <= max_p:
+        one = ["--warmup=1", "--reps=1"]
+        jobs.append(Job("comm_create", "smpi", big, one + ["--modes=halves", "--impls=rbc,mpi_create_group"],
+                        timeout=5400))
+        jobs.append(Job("split_bcast", "smpi", big, one + ["--ks=1", "--sizes=1,1024", "--impls=rbc,mpi_create_group"],
+                        timeout=5400))
+    return jobs
+
+
 def smoke():
     """Tiny: one run per program and backend, for the Bazel smoke test (seconds)."""
     jobs = []

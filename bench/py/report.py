@@ -125,21 +125,21 @@ class Plotter:
             safe = label.replace('"', "'")
             plots.append(f'"{dat}" index {i} using 1:2 with linespoints lw 2 pt {i % 8 + 1} title "{safe}"')
         if hline is not None:
-            plots.append(f'{hline} with lines dt 2 lc rgb "gray" title "{hline:g}"')
+            plots.append(f'{hline} with lines dt 2 lc rgb "gray" title "ratio {hline:g}"')
         script = [
             f'set title "{title}"', f'set xlabel "{xlabel}"', f'set ylabel "{ylabel}"',
             "set key outside right top", "set grid",
         ]
         if logx:
             script.append("set logscale x 2")
-            script.append('set format x "2^{%L}"')
+            script.append('set format x "2^%L"')
         if logy:
             script.append("set logscale y 10")
         body = "plot " + ", ".join(plots)
         ok = True
         for term, ext in (("pngcairo size 900,540 font ',10'", "png"), ("svg size 900,540", "svg")):
             out = os.path.join(self.dir, f"{name}.{ext}")
-            text = "\n".join([f"set terminal {term}", f'set output "{out}"'] + script + [body, "unset output"])
+            text = "\n".join([f"set terminal {term} noenhanced", f'set output "{out}"'] + script + [body, "unset output"])
             result = subprocess.run([self.gnuplot], input=text, capture_output=True, text=True)
             if result.returncode != 0:
                 self.errors.append(f"{name}.{ext}: {result.stderr.strip()[:300]}")

@@ -158,6 +158,15 @@ Measurement::Measurement(MPI_Comm world, int warmup, int repetitions)
   MPI_Comm_rank(world, &rank_);
 }
 
+void Measurement::synchronize() {
+  // A barrier as a binomial reduce + broadcast: 2(p-1) messages and 2 log p latency, where
+  // SMPI's barrier algorithms send p log p messages, which dominates simulation time at 2^15.
+  int token = 0;
+  int sum = 0;
+  MPI_Reduce(&token, &sum, 1, MPI_INT, MPI_SUM, 0, world_);
+  MPI_Bcast(&token, 1, MPI_INT, 0, world_);
+}
+
 Summary Measurement::run(const std::function<void()>& op, const std::function<void()>& setup,
                          const std::function<void()>& teardown) {
   std::vector<double> unused;
@@ -175,21 +184,20 @@ Summary Measurement::run_phased(const std::function<std::vector<double>()>& op,
                                 const std::function<void()>& teardown) {
   std::vector<double> times;
   std::vector<std::vector<double>> phases;
+  std::size_t phase_count = 0;
   for (int round = 0; round < warmup_ + repetitions_; ++round) {
     if (setup) setup();
-    MPI_Barrier(world_);
+    synchronize();
     const double start = MPI_Wtime();
     std::vector<double> local = op();
     const double elapsed = MPI_Wtime() - start;
     if (teardown) teardown();
+    // The reduction below needs the same count on every PE and in every round; a program
+    // whose op() varies it is broken, so fail loudly rather than reduce mismatched counts.
+    if (round == 0) phase_count = local.size();
+    if (local.size() != phase_count) throw std::logic_error("op() changed its number of phase times");
     local.insert(local.begin(), elapsed);
-    // Every PE must report the same number of phases; check it rather than reduce garbage.
-    int count = static_cast<int>(local.size());
-    int lo = 0;
-    int hi = 0;
-    MPI_Allreduce(&count, &lo, 1, MPI_INT, MPI_MIN, world_);
-    MPI_Allreduce(&count, &hi, 1, MPI_INT, MPI_MAX, world_);
-    if (lo != hi) throw std::logic_error("PEs reported different numbers of phase times");
+    const int count = static_cast<int>(local.size());
     std::vector<double> global(local.size());
     MPI_Reduce(local.data(), global.data(), count, MPI_DOUBLE, MPI_MAX, 0, world_);
     if (round < warmup_ || rank_ != 0) continue;

@@ -55,7 +55,7 @@ struct Summary {
 double median(std::vector<double> values);
 
 // Runs one measurement collectively over `world`: for each of warmup + repetitions rounds,
-// calls setup() (untimed), synchronises with a barrier, times op() on every PE, calls
+// calls setup() (untimed), synchronises (synchronize()), times op() on every PE, calls
 // teardown() (untimed) and reduces the local time with MAX to rank 0. Rank 0 gets the summary
 // of the timed rounds; other ranks get zeros.
 class Measurement {
@@ -78,6 +78,9 @@ class Measurement {
   // split) under SMPI with computation not charged, whose simulated time is therefore ~0.
   double host_cost(const std::function<void()>& op, const std::function<void()>& teardown,
                    int rounds);
+
+  // Every PE leaves only after every PE has entered (a barrier, see harness.cpp).
+  void synchronize();
 
   int warmup() const { return warmup_; }
   int repetitions() const { return repetitions_; }
