@@ -9,7 +9,8 @@
 // - the co-ranks in Stats and the iteration count (<= iteration_bound).
 // Plus bad calls (wrong datatype, inconsistent output counts) throwing merge::Error on every PE.
 //
-// Options: --sizes=m:n,m:n,..  --variants=a,b  --keys=name,..  --layouts=name,..  --quick
+// Options: --sizes=m:n,m:n,..  --variants=a,b  --keys=name,..  --layouts=name,..
+//          --quick (no caller-count runs)  --no-copy (no WindowMemory::copy runs)  --no-bad-calls
 #include <mpi.h>
 
 #include <algorithm>
@@ -53,6 +54,8 @@ struct Options {
   std::vector<std::string> keys = {"uniform", "few", "equal", "a_below_b", "b_below_a"};
   std::vector<std::string> layouts = {"balanced", "random", "one_pe", "uneven", "alternate"};
   bool quick = false;
+  bool copy = true;
+  bool bad = true;
 };
 
 std::vector<std::string> split_list(const std::string& text) {
@@ -90,6 +93,10 @@ Options parse(int argc, char** argv) {
       options.layouts = split_list(value("--layouts="));
     } else if (arg == "--quick") {
       options.quick = true;
+    } else if (arg == "--no-copy") {
+      options.copy = false;
+    } else if (arg == "--no-bad-calls") {
+      options.bad = false;
     } else {
       throw std::invalid_argument("merge_test: unknown argument " + arg);
     }
@@ -317,8 +324,10 @@ int main(int argc, char** argv) {
       // The other window memory and caller-given output counts, on a smaller grid.
       for (const auto& layout : options.layouts) {
         for (const auto& [m, n] : options.sizes) {
-          run_scenario(check, item_type, {"few", layout, m, n, variant, merge::WindowMemory::copy,
-                                          false});
+          if (options.copy) {
+            run_scenario(check, item_type, {"few", layout, m, n, variant,
+                                            merge::WindowMemory::copy, false});
+          }
           if (!options.quick) {
             run_scenario(check, item_type, {"uniform", layout, m, n, variant,
                                             merge::WindowMemory::in_place, true});
@@ -326,7 +335,7 @@ int main(int argc, char** argv) {
         }
       }
     }
-    bad_calls(check, item_type);
+    if (options.bad) bad_calls(check, item_type);
     MPI_Type_free(&item_type);
   });
 }
