@@ -5,6 +5,7 @@
 // must pass (so the failure is the broken build's, not the scenario's).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <iostream>
 
 #include "driver/driver.hpp"
@@ -25,8 +26,10 @@ TEST(InterferenceOracle, BrokenBuildIsCaught) {
   const auto result = check_property("broken_build_is_caught", kBackend, b.cases(30, 100), stats, [&] {
     const Job job = rbc_job(*gen, kBackend, "rbc_scenario_broken", b);
     if (stats.budget_spent()) return;
+    const auto start = std::chrono::steady_clock::now();
     const Verdict v = run_job(job);
-    stats.count(job.np, !v.ok);
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    stats.count(job.np, !v.ok, took.count());
     if (!v.ok) {
       last_failure = job;
       last_verdict = v;

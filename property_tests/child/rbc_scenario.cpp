@@ -749,10 +749,24 @@ class Runner {
         case props::Coll::kGatherv:
           MPI_Gatherv(b.send.data(), vcount(k, c.rank), t.type, b.ref_recv.data(), b.counts.data(), b.displs.data(), t.type, o.root, ref);
           break;
+#ifndef JANUS_SMPI
         case props::Coll::kAllgather: MPI_Allgather(b.send.data(), n, t.type, b.ref_recv.data(), n, t.type, ref); break;
         case props::Coll::kAllgatherv:
           MPI_Allgatherv(b.send.data(), vcount(k, c.rank), t.type, b.ref_recv.data(), b.counts.data(), b.displs.data(), t.type, ref);
           break;
+#else
+        // SMPI 3.32's default MPI_Allgather / MPI_Allgatherv do not finish within a minute at
+        // 279 ranks (measured); gather to rank 0 and broadcast instead.
+        case props::Coll::kAllgather:
+          MPI_Gather(b.send.data(), n, t.type, b.ref_recv.data(), n, t.type, 0, ref);
+          MPI_Bcast(b.ref_recv.data(), n * static_cast<int>(c.members.size()), t.type, 0, ref);
+          break;
+        case props::Coll::kAllgatherv: {
+          MPI_Gatherv(b.send.data(), vcount(k, c.rank), t.type, b.ref_recv.data(), b.counts.data(), b.displs.data(), t.type, 0, ref);
+          MPI_Bcast(b.ref_recv.data(), static_cast<int>(b.ref_recv.size()), MPI_BYTE, 0, ref);
+          break;
+        }
+#endif
         case props::Coll::kBarrier: MPI_Barrier(ref); break;
         case props::Coll::kGatherm: {
           MPI_Gatherv(b.send.data(), vcount(k, c.rank), MPI_INT, b.ref_recv.data(), b.counts.data(), b.displs.data(), MPI_INT, o.root, ref);

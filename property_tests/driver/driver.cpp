@@ -247,10 +247,13 @@ std::string report(const Job& job, const Verdict& v) {
   return out.str();
 }
 
-void Stats::count(int np, bool failed) {
+void Stats::count(int np, bool failed, double seconds) {
   ++runs;
   largest_np = std::max(largest_np, np);
-  if (failing_runs > 0) ++runs_after_failure;
+  if (failing_runs > 0) {
+    ++runs_after_failure;
+    seconds_after_failure += seconds;
+  }
   if (failed) ++failing_runs;
 }
 
@@ -289,8 +292,8 @@ Verdict run_case(const Job& job, Stats& stats) {
   }
   const auto start = std::chrono::steady_clock::now();
   Verdict v = run_job(job);
-  stats.count(job.np, !v.ok);
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  stats.count(job.np, !v.ok, took.count());
   std::cout << "[props]   run " << stats.runs << (stats.failing_runs > (v.ok ? 0 : 1) ? " (shrinking)" : "") << ": "
             << name(job.backend) << " np=" << job.np << " " << job.summary << ": " << v.kind << " in " << took.count()
             << " s" << std::endl;
@@ -308,6 +311,7 @@ rc::detail::TestResult check_property(const std::string& name, Backend backend, 
   if (!contains(rc_params, "max_success")) params.maxSuccess = cases;
   if (!contains(rc_params, "seed") && !b.soak) params.seed = fnv(name);
   if (stats.shrink_budget == 0) stats.shrink_budget = b.soak ? 400 : 60;
+  if (stats.shrink_seconds == 0) stats.shrink_seconds = b.soak ? 3600 : 150;
   std::cout << "[props] " << name << " on " << props::name(backend) << ": " << params.maxSuccess
             << " cases, seed " << params.seed << (b.soak ? " (soak mode)" : "") << "; replay this property with "
             << "RC_PARAMS=\"seed=" << params.seed << "\"" << std::endl;

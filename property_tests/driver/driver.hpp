@@ -87,10 +87,14 @@ struct Stats {
   int runs = 0;           // child jobs started (cases and shrink steps)
   int largest_np = 0;
   int failing_runs = 0;
-  int shrink_budget = 0;  // child jobs allowed after the first failure
-  bool budget_spent() const { return failing_runs > 0 && runs_after_failure >= shrink_budget; }
+  int shrink_budget = 0;         // child jobs allowed after the first failure
+  double shrink_seconds = 0;     // wall time allowed after the first failure
+  double seconds_after_failure = 0;
   int runs_after_failure = 0;
-  void count(int np, bool failed);
+  bool budget_spent() const {
+    return failing_runs > 0 && (runs_after_failure >= shrink_budget || seconds_after_failure >= shrink_seconds);
+  }
+  void count(int np, bool failed, double seconds = 0);
 };
 
 // Runs `property` (which uses *gen picks and RC_ASSERT/RC_FAIL) as a RapidCheck property with
