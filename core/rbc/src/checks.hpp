@@ -29,8 +29,9 @@ inline void check_rank(const char* call, const char* what, int rank, const Range
 // where `wildcard` allows it).
 inline void check_peer(const char* call, const char* what, int rank, const RangeComm& comm,
                        bool wildcard) {
+  const int size = comm.size();  // throws for non-members, whatever the rank
   if (rank == MPI_PROC_NULL || (wildcard && rank == MPI_ANY_SOURCE)) return;
-  check_rank(call, what, rank, comm);
+  if (rank < 0 || rank >= size) check_rank(call, what, rank, comm);
 }
 
 inline void check_tag(const char* call, int tag) {

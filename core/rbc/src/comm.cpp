@@ -46,9 +46,11 @@ int RangeComm::rank_of_mpi(int mpi_rank) const {
 
 RangeComm RangeComm::from_mpi(MPI_Comm comm) {
   if (comm == MPI_COMM_NULL) throw Error("from_mpi: MPI_COMM_NULL is not a communicator");
+  // MPI_TAG_UB is an attribute of MPI_COMM_WORLD (Open MPI does not copy it to derived
+  // communicators); its value holds for every communicator.
   int* tag_ub = nullptr;
   int flag = 0;
-  MPI_Comm_get_attr(comm, MPI_TAG_UB, &tag_ub, &flag);
+  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag);
   if (!flag || *tag_ub < detail::kRequiredTagUb) {
     throw Error("MPI_TAG_UB of this MPI library is " + std::to_string(flag ? *tag_ub : -1) +
                 "; RBC needs 2^31-1 to keep communicators apart in the tag");
