@@ -298,7 +298,10 @@ Verdict run_case(const Job& job, Stats& stats) {
             << name(job.backend) << " np=" << job.np << " " << job.summary << ": " << v.kind << " in " << took.count()
             << " s" << std::endl;
   if (!v.ok || took.count() > 10) std::cout << "[props]     " << join(job.tokens) << std::endl;
-  if (!v.ok) RC_FAIL(report(job, v));
+  if (!v.ok) {
+    stats.last_failure = report(job, v);
+    RC_FAIL(stats.last_failure);
+  }
   return v;
 }
 
@@ -325,6 +328,9 @@ rc::detail::TestResult check_property(const std::string& name, Backend backend, 
   std::cout << "[props] " << name << " on " << props::name(backend) << ": " << passed << " cases passed, "
             << stats.runs << " scenario runs, largest p = " << stats.largest_np << ", seed " << params.seed
             << std::endl;
+  if (!result.template is<rc::detail::SuccessResult>() && !stats.last_failure.empty()) {
+    std::cout << "[props] " << name << ": the smallest failing scenario found:\n" << stats.last_failure << std::endl;
+  }
   return result;
 }
 

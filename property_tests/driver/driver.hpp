@@ -91,6 +91,7 @@ struct Stats {
   double shrink_seconds = 0;     // wall time allowed after the first failure
   double seconds_after_failure = 0;
   int runs_after_failure = 0;
+  std::string last_failure;  // report() of the most recent failing job: the final counterexample
   bool budget_spent() const {
     return failing_runs > 0 && (runs_after_failure >= shrink_budget || seconds_after_failure >= shrink_seconds);
   }
