@@ -1,20 +1,21 @@
 // Weak scaling of the stable distributed merge (Siebert and Traeff, figures 5 and 6): every PE
 // holds a sorted random block of A (--nps elements) and of B (--b-factor times as many; the
 // paper used 10 and 20 million doubles), PE r's keys lying in [r, r + 1) so that A and B are
-// globally sorted. For each variant: warm-up rounds, then repetitions of barrier + merge; each
+// globally sorted; --b-shift=x moves B's keys of PE r to [r + x, r + x + 1), so that output
+// blocks need remote pieces (with 0 every PE's output is exactly its own blocks). For each variant: warm-up rounds, then repetitions of barrier + merge; each
 // phase time is the maximum over PEs, and the record gives median/min/max over repetitions of
 // the co-ranking time and of the total time, plus the medians of the other phases.
 //
 // Output: one line per (variant, n/p) on rank 0, prefixed "JANUS_BENCH " (bench/harness.hpp):
 //   {"benchmark":"merge","backend":"smpi",...,"p":1024,"variant":"lock_shared",
-//    "n_per_pe":3000,"a_per_pe":1000,"b_per_pe":2000,"repetitions":5,
+//    "n_per_pe":3000,"a_per_pe":1000,"b_per_pe":2000,"b_shift":0,"repetitions":5,
 //    "corank_median_s":..,"corank_min_s":..,"corank_max_s":..,
 //    "total_median_s":..,"total_min_s":..,"total_max_s":..,
 //    "setup_median_s":..,"fetch_median_s":..,"merge_median_s":..,
 //    "iterations_max":..,"epochs_max":..,"checked":true}
 //
 // Options: --variants=fence_bound,fence_allreduce,lock_shared,rget_lock_all  --nps=1000,..
-//          --b-factor=2  --windows=in_place|copy  --warmup=1  --reps=5  --seed=S
+//          --b-factor=2  --b-shift=0  --windows=in_place|copy  --warmup=1  --reps=5  --seed=S
 #include <mpi.h>
 
 #include <algorithm>
@@ -42,11 +43,11 @@ Figures summarise(const std::vector<double>& values) {
   return f;
 }
 
-// Sorted keys in [rank, rank + 1).
-std::vector<double> sorted_block(std::uint64_t count, int rank, std::mt19937_64& rng) {
+// Sorted keys in [low, low + 1).
+std::vector<double> sorted_block(std::uint64_t count, double low, std::mt19937_64& rng) {
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   std::vector<double> block(count);
-  for (double& x : block) x = rank + unit(rng);
+  for (double& x : block) x = low + unit(rng);
   std::sort(block.begin(), block.end());
   return block;
 }
@@ -80,6 +81,7 @@ void run(const bench::Args& args, const bench::Context& ctx) {
   const int warmup = args.get_int("warmup", 1);
   const int reps = args.get_int("reps", 5);
   const auto seed = static_cast<std::uint64_t>(args.get_int("seed", 1));
+  const double b_shift = std::stod(args.get("b-shift", "0"));
   merge::Options options;
   options.windows = merge::parse_window_memory(args.get("windows", "in_place"));
   if (reps < 1 || warmup < 0 || b_factor < 0) throw std::invalid_argument("bad --reps/--warmup/--b-factor");
@@ -90,7 +92,7 @@ void run(const bench::Args& args, const bench::Context& ctx) {
     const std::uint64_t b_count = a_count * static_cast<std::uint64_t>(b_factor);
     std::mt19937_64 rng(seed * 1000003 + static_cast<std::uint64_t>(ctx.rank()));
     const auto a = sorted_block(a_count, ctx.rank(), rng);
-    const auto b = sorted_block(b_count, ctx.rank(), rng);
+    const auto b = sorted_block(b_count, ctx.rank() + b_shift, rng);
     const std::uint64_t expected_total = (a_count + b_count) * static_cast<std::uint64_t>(ctx.size());
 
     for (merge::Variant variant : variants) {
@@ -127,6 +129,7 @@ void run(const bench::Args& args, const bench::Context& ctx) {
           .add("n_per_pe", static_cast<std::int64_t>(a_count + b_count))
           .add("a_per_pe", static_cast<std::int64_t>(a_count))
           .add("b_per_pe", static_cast<std::int64_t>(b_count))
+          .add("b_shift", b_shift)
           .add("warmup", warmup)
           .add("repetitions", reps)
           .add("corank_median_s", c.median)
@@ -155,7 +158,7 @@ int main(int argc, char** argv) {
   setenv("OMPI_MCA_osc", "ucx", 0);
 #endif
   std::vector<std::string> options = bench::common_options();
-  for (const char* own : {"variants", "nps", "b-factor", "windows", "seed"}) {
+  for (const char* own : {"variants", "nps", "b-factor", "b-shift", "windows", "seed"}) {
     options.push_back(own);
   }
   return bench::main_with_mpi(argc, argv, options, run);
