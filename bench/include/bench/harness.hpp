@@ -79,7 +79,7 @@ class Measurement {
   double host_cost(const std::function<void()>& op, const std::function<void()>& teardown,
                    int rounds);
 
-  // Every PE leaves only after every PE has entered (a barrier, see harness.cpp).
+  // A barrier (MPI_Barrier; see harness.cpp for why not something cheaper).
   void synchronize();
 
   int warmup() const { return warmup_; }
