@@ -20,14 +20,16 @@ enum Phase : int { kUp = 0, kDown = 1, kCount = 2, kForward = 3 };
 class Collective : public Operation {
  public:
   explicit Collective(const RangeComm& comm)
-      : comm_(comm), sequence_(comm.sequencer().start()) {}
+      : Operation(comm.engine()), comm_(comm), sequence_(comm.sequencer().start()) {}
   ~Collective() override { release(); }
 
-  bool progress() final {
-    while (awaited_complete()) {
+  bool progress(bool may_test) final {
+    while (awaited_complete(may_test)) {
       if (finished_) {
-        release();
-        finished();
+        if (!released_) {
+          release();
+          finished();
+        }
         return true;
       }
       step();

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "engine.hpp"
 #include "member_table.hpp"
 #include "rbc/error.hpp"
 #include "sequencer.hpp"
@@ -17,21 +18,27 @@ constexpr std::uint64_t kRightSalt = 0xc2b2ae3d27d4eb4full;
 }  // namespace
 
 RangeComm::RangeComm(MPI_Comm comm, Range range, int rank, std::uint64_t id,
+                     std::shared_ptr<detail::Engine> engine,
                      std::shared_ptr<const detail::MemberTable> table)
     : mpi_comm_(comm),
       range_(range),
       rank_(rank),
       id_(id),
       sequencer_(rank >= 0 ? std::make_shared<detail::Sequencer>() : nullptr),
+      engine_(std::move(engine)),
       table_(std::move(table)) {}
 
-RangeComm RangeComm::from_list(MPI_Comm comm, std::shared_ptr<const detail::MemberTable> table,
-                               std::uint64_t id) {
+RangeComm RangeComm::from_list(std::shared_ptr<const detail::MemberTable> table, std::uint64_t id) const {
   int me = 0;
-  MPI_Comm_rank(comm, &me);
+  MPI_Comm_rank(mpi_comm_, &me);
   const int size = static_cast<int>(table->ranks.size());
   const int rank = table->index_of(me);
-  return RangeComm(comm, Range(0, size - 1), rank, id, std::move(table));
+  return RangeComm(mpi_comm_, Range(0, size - 1), rank, id, engine_, std::move(table));
+}
+
+const std::shared_ptr<detail::Engine>& RangeComm::engine() const {
+  require_member();
+  return engine_;
 }
 
 int RangeComm::mpi_rank(int rank) const {
@@ -58,7 +65,7 @@ RangeComm RangeComm::from_mpi(MPI_Comm comm) {
   int size = 0, rank = 0;
   MPI_Comm_size(comm, &size);
   MPI_Comm_rank(comm, &rank);
-  return RangeComm(comm, Range(0, size - 1), rank, kRootId);
+  return RangeComm(comm, Range(0, size - 1), rank, kRootId, std::make_shared<detail::Engine>());
 }
 
 void RangeComm::require_member() const {
@@ -97,7 +104,7 @@ RangeComm RangeComm::child(const Range& members, std::uint64_t salt) const {
   MPI_Comm_rank(mpi_comm_, &my_mpi_rank);
   const int my_index = table_ ? table_->index_of(my_mpi_rank) : my_mpi_rank;
   return RangeComm(mpi_comm_, members, members.rank_of(my_index), detail::child_id(id_ ^ salt, members),
-                   table_);
+                   engine_, table_);
 }
 
 RangeComm RangeComm::split(int first, int last, int stride) const {

@@ -32,16 +32,17 @@ constexpr std::uint64_t kCreatedSalt = 0x9fb21c651e98df25ull;
 // of the group, then builds the new communicator from it.
 class CreateGroup final : public detail::Bcast {
  public:
-  CreateGroup(const RangeComm& provisional, std::shared_ptr<const detail::MemberTable> table,
-              std::uint64_t chosen_id, RangeComm* result)
-      : Bcast(&id_, 1, MPI_UINT64_T, 0, provisional), table_(std::move(table)), result_(result) {
+  CreateGroup(const RangeComm& parent, const RangeComm& provisional,
+              std::shared_ptr<const detail::MemberTable> table, std::uint64_t chosen_id, RangeComm* result)
+      : Bcast(&id_, 1, MPI_UINT64_T, 0, provisional), parent_(parent), table_(std::move(table)), result_(result) {
     id_ = chosen_id;
   }
 
  private:
-  void finished() override { *result_ = RangeComm::from_list(comm_.mpi_comm(), table_, id_); }
+  void finished() override { *result_ = parent_.from_list(table_, id_); }
 
   std::uint64_t id_ = 0;
+  RangeComm parent_;
   std::shared_ptr<const detail::MemberTable> table_;
   RangeComm* result_;
 };
@@ -125,13 +126,13 @@ Request icomm_create_group(const RangeComm& parent, const Group& group, int tag,
   auto table = std::make_shared<const detail::MemberTable>(std::move(members));
   const std::uint64_t provisional_id =
       mix(mix(parent.id() ^ kProvisionalSalt, list_hash), static_cast<std::uint64_t>(tag));
-  const RangeComm provisional = RangeComm::from_list(parent.mpi_comm(), table, provisional_id);
+  const RangeComm provisional = parent.from_list(table, provisional_id);
   std::uint64_t chosen = 0;
   if (my_position == 0) {
     chosen = mix(mix(parent.id() ^ kCreatedSalt, static_cast<std::uint64_t>(table->ranks[0])),
                  parent.sequencer().next_creation());
   }
-  return Request(std::make_unique<CreateGroup>(provisional, std::move(table), chosen, newcomm));
+  return Request(std::make_unique<CreateGroup>(parent, provisional, std::move(table), chosen, newcomm));
 }
 
 RangeComm comm_create_group(const RangeComm& parent, const Group& group, int tag) {

@@ -4,11 +4,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "rbc/status.hpp"
 
 namespace rbc::detail {
+
+class Engine;
 
 // A message in flight in the checked build (RBC_CHECK_ENVELOPE): the wire bytes (envelope +
 // packed payload) and, for receives, where the payload goes and which envelope must arrive.
@@ -23,14 +26,21 @@ struct Transit {
 };
 
 // A nonblocking operation as a state machine. Each state ends by posting the MPI requests it
-// depends on; progress() tests them and, once all are complete, runs the next state. Waiting
-// blocks in MPI_Waitany on the union of awaited requests, so a simulator's clock moves on.
+// depends on; progress() checks them and, once all are complete, runs the next state. Waiting
+// blocks in MPI_Waitany on the union of awaited requests, so a simulator's clock moves on, and
+// advances operations only once a wait has completed all their requests: waits never call
+// MPI_Test, which SMPI charges simulated time for when it fails.
 class Operation {
  public:
+  explicit Operation(std::shared_ptr<Engine> engine) : engine_(std::move(engine)) {}
   virtual ~Operation() = default;
 
-  // Advances as far as possible without blocking. True once complete locally.
-  virtual bool progress() = 0;
+  Engine& engine() const { return *engine_; }
+
+  // Advances as far as possible without blocking. True once complete locally. With may_test
+  // false, pending requests are not tested (the operation only advances past requests a wait
+  // has completed).
+  virtual bool progress(bool may_test) = 0;
 
   // Requests the current state waits on. Empty while not complete means the operation polls
   // (a wildcard receive that has not found its message yet).
@@ -39,7 +49,8 @@ class Operation {
   // Bookkeeping once awaited()[index] has completed, wherever it was completed.
   void request_done(std::size_t index, const MPI_Status& status);
 
-  // Blocks until this operation may be able to progress (default: one awaited request completes).
+  // For an operation that polls (awaits no request): blocks until it may progress, when it is
+  // the only thing this rank waits for. Default: return at once.
   virtual void block();
 
   const Status& status() const { return status_; }
@@ -56,12 +67,14 @@ class Operation {
     (void)status;
   }
 
-  // Tests the awaited requests; true (and the list cleared) once all are complete.
-  bool awaited_complete();
+  // True (and the list cleared) once all awaited requests are complete; tests the pending ones
+  // only if may_test.
+  bool awaited_complete(bool may_test);
 
   Status status_;
 
  private:
+  std::shared_ptr<Engine> engine_;
   std::vector<MPI_Request> awaited_;
   std::vector<Transit> transits_;
 };

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "checks.hpp"
+#include "engine.hpp"
 #include "operation.hpp"
 #include "tags.hpp"
 #include "wire.hpp"
@@ -56,8 +57,8 @@ MPI_Status probe_member_message(const RangeComm& comm, int mpi_tag) {
 // A single posted send or receive.
 class Transfer : public detail::Operation {
  public:
-  explicit Transfer(const RangeComm& comm) : comm_(comm) {}
-  bool progress() override { return awaited_complete(); }
+  explicit Transfer(const RangeComm& comm) : Operation(comm.engine()), comm_(comm) {}
+  bool progress(bool may_test) override { return awaited_complete(may_test); }
   void completed(std::size_t, const MPI_Status& status) override { status_ = translate(comm_, status); }
 
  private:
@@ -68,28 +69,35 @@ class Transfer : public detail::Operation {
 class WildcardReceive : public detail::Operation {
  public:
   WildcardReceive(void* buf, int count, MPI_Datatype type, int mpi_tag, const RangeComm& comm)
-      : buf_(buf), count_(count), type_(type), mpi_tag_(mpi_tag), comm_(comm) {}
+      : Operation(comm.engine()), buf_(buf), count_(count), type_(type), mpi_tag_(mpi_tag), comm_(comm) {
+    engine().enqueue_wildcard(key(), this);
+  }
+  ~WildcardReceive() override { engine().dequeue_wildcard(key(), this); }
 
-  bool progress() override {
+  // Polls for its message whatever may_test says: finding it is all this operation can do.
+  bool progress(bool may_test) override {
     if (!posted_) {
+      if (!engine().first_wildcard(key(), this)) return false;
       MPI_Status found;
       if (!find_member_message(comm_, mpi_tag_, &found)) return false;
       post(found.MPI_SOURCE);
     }
-    return awaited_complete();
+    return awaited_complete(may_test);
   }
 
   void block() override {
-    if (posted_) return Operation::block();
-    post(probe_member_message(comm_, mpi_tag_).MPI_SOURCE);
+    if (!posted_ && engine().first_wildcard(key(), this)) post(probe_member_message(comm_, mpi_tag_).MPI_SOURCE);
   }
 
   void completed(std::size_t, const MPI_Status& status) override { status_ = translate(comm_, status); }
 
  private:
+  detail::Engine::WildcardKey key() const { return {comm_.id(), mpi_tag_}; }
+
   void post(int mpi_source) {
     detail::post_recv(*this, comm_, buf_, count_, type_, mpi_source, mpi_tag_);
     posted_ = true;
+    engine().dequeue_wildcard(key(), this);
   }
 
   void* buf_;
@@ -116,8 +124,14 @@ void check_recv(const char* call, int count, MPI_Datatype type, int source, int 
 
 }  // namespace
 
+// Blocking calls go through MPI directly only while this rank has no nonblocking RBC operation
+// in flight; otherwise they wait like requests, progressing those operations meanwhile (a peer
+// may need them to progress before it can match this call).
+static bool quiet(const RangeComm& comm) { return comm.engine()->idle(); }
+
 void send(const void* buf, int count, MPI_Datatype type, int dest, int tag, const RangeComm& comm) {
   check_send("send", count, type, dest, tag, comm);
+  if (!quiet(comm)) return isend(buf, count, type, dest, tag, comm).wait();
   detail::send_now(comm, buf, count, type, mpi_peer(comm, dest), detail::user_mpi_tag(comm.context(), tag));
 }
 
@@ -130,6 +144,11 @@ Request isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, 
 
 Status recv(void* buf, int count, MPI_Datatype type, int source, int tag, const RangeComm& comm) {
   check_recv("recv", count, type, source, tag, comm);
+  if (!quiet(comm)) {
+    Request request = irecv(buf, count, type, source, tag, comm);
+    request.wait();
+    return request.status();
+  }
   const int mpi_tag = detail::user_mpi_tag(comm.context(), tag);
   const int mpi_source =
       source == MPI_ANY_SOURCE ? probe_member_message(comm, mpi_tag).MPI_SOURCE : mpi_peer(comm, source);
@@ -161,6 +180,10 @@ Status sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int d
 Status probe(int source, int tag, const RangeComm& comm) {
   detail::check_peer("probe", "source", source, comm, true);
   detail::check_tag("probe", tag);
+  while (!quiet(comm)) {
+    comm.engine()->progress_all(false);
+    if (auto found = iprobe(source, tag, comm)) return *found;
+  }
   const int mpi_tag = detail::user_mpi_tag(comm.context(), tag);
   if (source == MPI_ANY_SOURCE) return translate(comm, probe_member_message(comm, mpi_tag));
   MPI_Status status;

@@ -1,7 +1,9 @@
 #include "rbc/request.hpp"
 
+#include <algorithm>
 #include <utility>
 
+#include "engine.hpp"
 #include "operation.hpp"
 #include "rbc/error.hpp"
 #include "wire.hpp"
@@ -22,7 +24,11 @@ void wait_for_some(Operation* const* ops, std::size_t count) {
       owner.emplace_back(ops[k], i);
       any = true;
     }
-    if (!any) return;  // a polling operation: let the caller poll it
+    if (!any) {
+      // A polling operation: alone it may block its own way, else the caller polls again.
+      if (count == 1) ops[k]->block();
+      return;
+    }
   }
   if (all.empty()) return;
   int index = MPI_UNDEFINED;
@@ -39,10 +45,11 @@ void Operation::request_done(std::size_t index, const MPI_Status& status) {
   completed(index, status);
 }
 
-bool Operation::awaited_complete() {
+bool Operation::awaited_complete(bool may_test) {
   bool all = true;
   for (std::size_t i = 0; i < awaited_.size(); ++i) {
     if (awaited_[i] == MPI_REQUEST_NULL) continue;
+    if (!may_test) return false;
     int flag = 0;
     MPI_Status status;
     MPI_Test(&awaited_[i], &flag, &status);
@@ -59,17 +66,15 @@ bool Operation::awaited_complete() {
   return all;
 }
 
-void Operation::block() {
-  Operation* self = this;
-  wait_for_some(&self, 1);
-}
+void Operation::block() {}
 
 }  // namespace detail
 
 Request::Request() = default;
 
 Request::Request(std::unique_ptr<detail::Operation> op) : op_(std::move(op)), done_(false) {
-  done_ = op_ == nullptr || op_->progress();
+  done_ = op_ == nullptr || op_->progress(false);
+  if (!done_) op_->engine().add(op_.get());
 }
 
 Request::Request(Request&& other) noexcept : op_(std::move(other.op_)), done_(other.done_) {
@@ -90,13 +95,37 @@ Request::~Request() {
   if (!done_) wait();
 }
 
-bool Request::test() {
-  if (!done_) done_ = op_->progress();
+bool Request::advance(bool may_test) {
+  if (!done_ && op_->progress(may_test)) {
+    done_ = true;
+    op_->engine().remove(op_.get());
+  }
   return done_;
 }
 
+bool Request::test() { return advance(true); }
+
+namespace {
+
+// Blocks until some request of the engines' active operations completes (or returns at once
+// when one of them polls), after advancing them all.
+void progress_and_block(const std::vector<detail::Engine*>& engines) {
+  std::vector<detail::Operation*> active;
+  for (detail::Engine* engine : engines) {
+    engine->progress_all(false);
+    active.insert(active.end(), engine->active().begin(), engine->active().end());
+  }
+  detail::wait_for_some(active.data(), active.size());
+}
+
+void add_engine(std::vector<detail::Engine*>& engines, detail::Engine* engine) {
+  if (std::find(engines.begin(), engines.end(), engine) == engines.end()) engines.push_back(engine);
+}
+
+}  // namespace
+
 void Request::wait() {
-  while (!test()) op_->block();
+  while (!advance(false)) progress_and_block({&op_->engine()});
 }
 
 bool Request::done() const { return done_; }
@@ -114,14 +143,14 @@ bool test_all(std::vector<Request>& requests) {
 }
 
 void wait_all(Request* begin, Request* end) {
-  std::vector<detail::Operation*> pending;
+  std::vector<detail::Engine*> engines;
   while (true) {
-    pending.clear();
+    engines.clear();
     for (Request* r = begin; r != end; ++r) {
-      if (!r->test()) pending.push_back(r->operation());
+      if (!r->advance(false)) add_engine(engines, &r->operation()->engine());
     }
-    if (pending.empty()) return;
-    detail::wait_for_some(pending.data(), pending.size());
+    if (engines.empty()) return;
+    progress_and_block(engines);
   }
 }
 
@@ -130,16 +159,16 @@ void wait_all(std::vector<Request>& requests) {
 }
 
 int wait_any(std::vector<Request>& requests) {
-  std::vector<detail::Operation*> pending;
+  std::vector<detail::Engine*> engines;
   while (true) {
-    pending.clear();
+    engines.clear();
     for (std::size_t i = 0; i < requests.size(); ++i) {
       if (requests[i].done()) continue;
-      if (requests[i].test()) return static_cast<int>(i);
-      pending.push_back(requests[i].operation());
+      if (requests[i].advance(false)) return static_cast<int>(i);
+      add_engine(engines, &requests[i].operation()->engine());
     }
-    if (pending.empty()) return -1;
-    detail::wait_for_some(pending.data(), pending.size());
+    if (engines.empty()) return -1;
+    progress_and_block(engines);
   }
 }
 

@@ -12,6 +12,7 @@ namespace rbc {
 
 namespace detail {
 class Sequencer;
+class Engine;
 struct MemberTable;
 }
 
@@ -68,13 +69,15 @@ class RangeComm {
 
   // Internal: per-communicator collective sequence shared by copies.
   detail::Sequencer& sequencer() const;
-  // Internal: a communicator over the listed ranks of mpi_comm() (in list order), for
-  // comm_create_group. The caller must be listed.
-  static RangeComm from_list(MPI_Comm comm, std::shared_ptr<const detail::MemberTable> table,
-                             std::uint64_t id);
+  // Internal: the progress engine shared by all communicators derived from one from_mpi.
+  const std::shared_ptr<detail::Engine>& engine() const;
+  // Internal: a communicator over the listed ranks of mpi_comm() (in list order), derived from
+  // this one, for comm_create_group. The caller must be listed.
+  RangeComm from_list(std::shared_ptr<const detail::MemberTable> table, std::uint64_t id) const;
 
  private:
   RangeComm(MPI_Comm comm, Range range, int rank, std::uint64_t id,
+            std::shared_ptr<detail::Engine> engine,
             std::shared_ptr<const detail::MemberTable> table = nullptr);
   void require_member() const;
   RangeComm child(const Range& members, std::uint64_t salt) const;
@@ -84,6 +87,7 @@ class RangeComm {
   int rank_ = -1;
   std::uint64_t id_ = 0;
   std::shared_ptr<detail::Sequencer> sequencer_;
+  std::shared_ptr<detail::Engine> engine_;
   // Set for communicators over a rank list: range_ then indexes this table.
   std::shared_ptr<const detail::MemberTable> table_;
 };

@@ -38,6 +38,12 @@ class Request {
   detail::Operation* operation() const { return op_.get(); }
 
  private:
+  friend void wait_all(Request* begin, Request* end);
+  friend int wait_any(std::vector<Request>& requests);
+  // Advances the operation; tests pending MPI requests only if may_test (waits do not: they
+  // block in MPI_Waitany instead).
+  bool advance(bool may_test);
+
   std::unique_ptr<detail::Operation> op_;
   bool done_ = true;
 };
