@@ -3,11 +3,14 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <vector>
 
+#include "buffers.hpp"
 #include "operation.hpp"
 #include "rbc/comm.hpp"
 #include "sequencer.hpp"
 #include "tags.hpp"
+#include "tree.hpp"
 #include "wire.hpp"
 
 namespace rbc::detail {
@@ -51,6 +54,17 @@ class Collective : public Operation {
   }
   void receive(void* buf, int count, MPI_Datatype type, int rank, Phase phase) {
     post_recv(*this, comm_, buf, count, type, comm_.mpi_rank(rank), tag(phase));
+  }
+
+  // Posts one receive of `count` elements from each child of `tree` (their subtree results,
+  // travelling up) into fresh buffers appended to `parts`.
+  void receive_from_children(const BinomialTree& tree, const TypeInfo& info, int count,
+                             std::vector<TypedBuffer>& parts) {
+    parts.reserve(parts.size() + tree.children().size());
+    for (int c : tree.children()) {
+      parts.emplace_back(info, count);
+      receive(parts.back().get(), count, info.type, tree.absolute(c), kUp);
+    }
   }
 
   RangeComm comm_;

@@ -69,11 +69,7 @@ class Reduce final : public Collective {
     const auto& children = tree_.children();
     switch (state_++) {
       case 0:
-        parts_.reserve(children.size());
-        for (int c : children) {
-          parts_.emplace_back(info_, count_);
-          receive(parts_.back().get(), count_, info_.type, tree_.absolute(c), detail::kUp);
-        }
+        receive_from_children(tree_, info_, count_, parts_);
         return;
       case 1:
         for (auto& part : parts_) {
@@ -152,11 +148,7 @@ class Scan final : public Collective {
     const auto& children = tree_.children();
     switch (state_++) {
       case 0:
-        parts_.reserve(children.size());
-        for (int c : children) {
-          parts_.emplace_back(info_, count_);
-          receive(parts_.back().get(), count_, info_.type, tree_.absolute(c), detail::kUp);
-        }
+        receive_from_children(tree_, info_, count_, parts_);
         return;
       case 1:
         // prefixes_[j] = own op (subtrees of children 0..j-1); the last one is the subtree total.
