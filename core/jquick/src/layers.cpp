@@ -176,7 +176,7 @@ RbcLayer::RbcLayer(const rbc::RangeComm& root, bool posted) : root_(root) {
   int mpi_size = 0;
   MPI_Comm_size(root_.mpi_comm(), &mpi_size);
   if (root_.size() == mpi_size) {
-    check_mpi(MPI_Comm_dup(root_.mpi_comm(), &data_), "MPI_Comm_dup");
+    channel_ = root_.split(0, root_.size() - 1);
     return;
   }
   // A range of a larger communicator: collective over the members only.
@@ -215,6 +215,10 @@ void RbcLayer::scan_and_bcast(Pool& pool, const Comm& comm, const long long* sen
 
 void RbcLayer::isend(Pool& pool, const Comm& comm, const void* buf, int count, MPI_Datatype type,
                      int dest, int tag) {
+  if (channel_.is_member()) {
+    pool.add_send(rbc::isend(buf, count, type, data_rank(comm, dest), tag, channel_));
+    return;
+  }
   if (data_ == MPI_COMM_NULL) {
     pool.add_send(rbc::isend(buf, count, type, dest, tag, comm));
     return;
@@ -226,6 +230,16 @@ void RbcLayer::isend(Pool& pool, const Comm& comm, const void* buf, int count, M
 
 void RbcLayer::irecv(Pool& pool, const Comm& comm, void* buf, int count, MPI_Datatype type,
                      int source, int tag, RecvDone done) {
+  if (channel_.is_member()) {
+    const int from = source == MPI_ANY_SOURCE ? MPI_ANY_SOURCE : data_rank(comm, source);
+    pool.add(
+        rbc::irecv(buf, count, type, from, tag, channel_),
+        [comm, root = root_, type, done = std::move(done)](const rbc::Status* status) {
+          done(group_rank(comm, root, status->source), status->count(type));
+        },
+        true);
+    return;
+  }
   if (data_ == MPI_COMM_NULL) {
     pool.add(
         rbc::irecv(buf, count, type, source, tag, comm),
@@ -248,7 +262,7 @@ void RbcLayer::irecv(Pool& pool, const Comm& comm, void* buf, int count, MPI_Dat
 
 void RbcLayer::receive_any(Pool& pool, const Comm& comm, void* buf, int capacity,
                            MPI_Datatype type, int tag, RecvDone done) {
-  if (data_ == MPI_COMM_NULL) {
+  if (data_ == MPI_COMM_NULL && !channel_.is_member()) {
     pool.add_wildcard_receive(comm, tag, buf, capacity, type, std::move(done));
   } else {
     irecv(pool, comm, buf, capacity, type, MPI_ANY_SOURCE, tag, std::move(done));

@@ -65,7 +65,7 @@ RangeComm RangeComm::from_mpi(MPI_Comm comm) {
   int size = 0, rank = 0;
   MPI_Comm_size(comm, &size);
   MPI_Comm_rank(comm, &rank);
-  return RangeComm(comm, Range(0, size - 1), rank, kRootId, std::make_shared<detail::Engine>());
+  return RangeComm(comm, Range(0, size - 1), rank, kRootId, std::make_shared<detail::Engine>(size));
 }
 
 void RangeComm::require_member() const {

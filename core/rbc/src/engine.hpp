@@ -17,6 +17,10 @@ namespace rbc::detail {
 // communicators (no global state).
 class Engine {
  public:
+  explicit Engine(int mpi_size) : mpi_size_(mpi_size) {}
+  // Size of the MPI communicator the root RangeComm was made from.
+  int mpi_size() const { return mpi_size_; }
+
   void add(Operation* op) { active_.push_back(op); }
   void remove(Operation* op) { active_.erase(std::remove(active_.begin(), active_.end(), op), active_.end()); }
   bool idle() const { return active_.empty(); }
@@ -49,6 +53,7 @@ class Engine {
   }
 
  private:
+  int mpi_size_;
   std::vector<Operation*> active_;
   std::map<WildcardKey, std::deque<const void*>> wildcards_;
 };

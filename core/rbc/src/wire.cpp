@@ -134,6 +134,8 @@ MPI_Status recv_now(const RangeComm& comm, void* buf, int count, MPI_Datatype ty
   return status;
 }
 
+bool envelope_checked() { return kChecked; }
+
 int payload_count(const MPI_Status& status, MPI_Datatype type) {
   if (!kChecked || status.MPI_SOURCE == MPI_PROC_NULL) {
     int n = 0;

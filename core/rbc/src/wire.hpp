@@ -21,6 +21,9 @@ void send_now(const RangeComm& comm, const void* buf, int count, MPI_Datatype ty
 MPI_Status recv_now(const RangeComm& comm, void* buf, int count, MPI_Datatype type, int mpi_source,
                     int mpi_tag);
 
+// True in the checked build, whose receives must know their source before they are posted.
+bool envelope_checked();
+
 // Elements of `type` in the payload of a received or probed message.
 int payload_count(const MPI_Status& status, MPI_Datatype type);
 

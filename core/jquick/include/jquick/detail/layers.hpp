@@ -44,7 +44,7 @@ class MpiPool {
 };
 
 // Progress policy (deadlock-free): run what has completed; otherwise, while RBC collectives
-// (or RBC receives from a known source) are pending, block in rbc::wait_any on them (sends and
+// (or RBC receives that are posted to MPI) are pending, block in rbc::wait_any on them (sends and
 // posted receives progress inside MPI meanwhile); then block in MPI_Waitany on posted MPI
 // requests; then, if only probe-based wildcard receives remain, block in rbc::probe for one and
 // receive it; with only RBC sends left, wait for those. A PE never blocks in a probe while a
@@ -95,13 +95,16 @@ class RbcPool {
   std::vector<Slot> slots_;
 };
 
-// Collectives and group splits are RBC's. The data exchange either uses posted MPI receives
-// (MPI_Irecv(MPI_ANY_SOURCE)) on a private communicator over the same ranks (posted = true), or
-// rbc::probe + rbc::recv on the group's RangeComm (posted = false). Both are correct; they
-// differ under SMPI, whose MPI_Probe (like RBC's wildcard irecv, which polls MPI_Iprobe) is a
+// Collectives and group splits are RBC's. The data exchange either uses posted receives from
+// MPI_ANY_SOURCE on one channel over all of the root's ranks (posted = true), or rbc::probe +
+// rbc::recv on the group's RangeComm (posted = false). Both are correct; they differ under SMPI,
+// whose MPI_Probe (like RBC's wildcard receive on a sub-range, which polls MPI_Iprobe) is a
 // polling loop that injects smpi/iprobe seconds of simulated time per failed probe, while a
-// posted receive lets the PE block until the message arrives. In posted mode the tag tells
-// apart the kind, the level's parity and which of the receiver's (at most two) groups the data
+// posted receive lets the PE block until the message arrives. The channel is an RBC
+// communicator over the whole root when the root spans its MPI communicator (RBC posts its
+// wildcard receives to MPI there; no per-rank copy of the group, which matters at 2^15 simulated
+// ranks), else an MPI communicator over the root's members. On the channel the tag tells apart
+// the kind, the level's parity and which of the receiver's (at most two) groups the data
 // belongs to, so no message can match a receive of another group or level.
 class RbcLayer {
  public:
@@ -138,14 +141,15 @@ class RbcLayer {
   void release(Comm& comm) { comm = Comm(); }
 
  private:
-  // Rank in data_ of member `rank` of `comm`, and back.
+  // Rank on the channel of member `rank` of `comm`, and back.
   int data_rank(const Comm& comm, int rank) const { return root_.rank_of_mpi(comm.mpi_rank(rank)); }
   static int group_rank(const Comm& comm, const Comm& root, int data_rank) {
     return comm.rank_of_mpi(root.mpi_rank(data_rank));
   }
 
   rbc::RangeComm root_;
-  MPI_Comm data_ = MPI_COMM_NULL;
+  rbc::RangeComm channel_;          // posted, root spans its MPI communicator
+  MPI_Comm data_ = MPI_COMM_NULL;  // posted, root is a part of its MPI communicator
 };
 
 // A native MPI communicator of one group.
