@@ -26,6 +26,7 @@
 #include "inputs/inputs.hpp"
 #include "rbc/comm.hpp"
 #include "testing/check.hpp"
+#include "testing/gather.hpp"
 
 namespace {
 
@@ -127,34 +128,8 @@ void run_variant(const std::string& variant, std::vector<T>& data, Less less,
   }
 }
 
-// All ranks' `local` concatenated in rank order at rank 0 (empty elsewhere), by a binomial tree
-// of point-to-point messages: SMPI's own MPI_Gather costs far more simulation time at a few
-// hundred ranks. Tag kGatherTag is not one the sort uses.
+// Not a tag the sort uses.
 constexpr int kGatherTag = 77;
-
-template <class T>
-std::vector<T> gather_at_root(const std::vector<T>& local, const World& world) {
-  std::vector<T> collected = local;
-  std::vector<T> part;
-  for (int mask = 1; mask < world.p; mask <<= 1) {
-    if (world.rank & mask) {
-      MPI_Send(collected.data(), static_cast<int>(collected.size() * sizeof(T)), MPI_BYTE,
-               world.rank - mask, kGatherTag, world.mpi);
-      return {};
-    }
-    if (world.rank + mask < world.p) {
-      MPI_Status status;
-      MPI_Probe(world.rank + mask, kGatherTag, world.mpi, &status);
-      int bytes = 0;
-      MPI_Get_count(&status, MPI_BYTE, &bytes);
-      part.resize(static_cast<std::size_t>(bytes) / sizeof(T));
-      MPI_Recv(part.data(), bytes, MPI_BYTE, world.rank + mask, kGatherTag, world.mpi,
-               MPI_STATUS_IGNORE);
-      collected.insert(collected.end(), part.begin(), part.end());
-    }
-  }
-  return collected;
-}
 
 template <class T, class Equal>
 bool same_elements(const std::vector<T>& a, const std::vector<T>& b, Equal equal) {
@@ -172,9 +147,9 @@ long long check_sort(Checker& check, const World& world, const std::vector<T>& i
     check.equal(output.size(), std::size_t{0}, "rank outside the power-of-two subcube holds data");
   }
   const long long count = static_cast<long long>(output.size());
-  const auto counts = gather_at_root(std::vector<long long>{count}, world);
-  const auto all_in = gather_at_root(input, world);
-  const auto all_out = gather_at_root(output, world);
+  const auto counts = janus::testing::gather_at_root(std::vector<long long>{count}, world.mpi, kGatherTag);
+  const auto all_in = janus::testing::gather_at_root(input, world.mpi, kGatherTag);
+  const auto all_out = janus::testing::gather_at_root(output, world.mpi, kGatherTag);
   if (world.rank != 0) return 0;
   check.check(std::is_sorted(all_out.begin(), all_out.end(), less),
               "output concatenated in rank order is not sorted");

@@ -20,6 +20,7 @@
 #include "jquick/jquick.hpp"
 #include "rbc/rbc.hpp"
 #include "testing/check.hpp"
+#include "testing/gather.hpp"
 
 namespace {
 
@@ -127,32 +128,8 @@ bool same_bytes(const std::vector<T>& a, const std::vector<T>& b) {
          (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
 }
 
-// Gathers every rank's elements at rank 0 in rank order, along a binomial tree of
-// MPI_Send/MPI_Recv (SMPI's default MPI_Gather(v) costs quadratic simulation time at scale).
-template <class T>
-std::vector<T> gather_all(const std::vector<T>& local, MPI_Comm comm) {
-  int rank = 0, p = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &p);
-  std::vector<T> block = local;  // the elements of ranks [rank, rank + span)
-  for (int mask = 1; mask < p; mask <<= 1) {
-    if (rank & mask) {
-      long long count = static_cast<long long>(block.size());
-      MPI_Send(&count, 1, MPI_LONG_LONG, rank - mask, 0, comm);
-      MPI_Send(block.data(), static_cast<int>(count * sizeof(T)), MPI_BYTE, rank - mask, 1, comm);
-      return {};
-    }
-    if (rank + mask < p) {
-      long long count = 0;
-      MPI_Recv(&count, 1, MPI_LONG_LONG, rank + mask, 0, comm, MPI_STATUS_IGNORE);
-      const std::size_t old = block.size();
-      block.resize(old + static_cast<std::size_t>(count));
-      MPI_Recv(block.data() + old, static_cast<int>(count * sizeof(T)), MPI_BYTE, rank + mask, 1,
-               comm, MPI_STATUS_IGNORE);
-    }
-  }
-  return block;
-}
+// Tag of the test's own gathers, sent after the sort has returned.
+constexpr int kGatherTag = 77;
 
 // The full check of one sort: balance (every rank), local order (every rank), global order
 // across rank boundaries and exact multiset equality (rank 0, byte for byte).
@@ -168,8 +145,8 @@ void verify(Checker& check, const std::vector<T>& input, const std::vector<T>& o
   check.equal(static_cast<long long>(output.size()), expected, "local output size (balance)");
   check.check(std::is_sorted(output.begin(), output.end(), less), "local output is not sorted");
 
-  std::vector<T> all_in = gather_all(input, comm);
-  std::vector<T> all_out = gather_all(output, comm);
+  std::vector<T> all_in = janus::testing::gather_at_root(input, comm, kGatherTag);
+  std::vector<T> all_out = janus::testing::gather_at_root(output, comm, kGatherTag);
   if (rank == 0) {
     const auto unsorted = std::is_sorted_until(all_out.begin(), all_out.end(), less);
     check.check(unsorted == all_out.end(), "concatenated output unsorted at global index ",
