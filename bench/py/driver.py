@@ -159,6 +159,7 @@ def smpi_command(job, program, platform, poll_cost):
     else:
         cmd += ["--cfg=smpi/simulate-computation:no"]
     cmd += ["--cfg=" + c if not c.startswith("--cfg=") else c for c in platform.cfg]
+    cmd += [f"--cfg={c}" for c in job.sim_cfg]
     cmd += ["--log=root.thres:warning"]
     return cmd + [program]
 
@@ -210,8 +211,23 @@ def run_job(job, program, args, rev, heartbeat):
 
         found, problems, tail = [], [], []
         start = time.monotonic()
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
+        # Separate pipes: mpirun forwards the ranks' stdout and stderr independently, and on one
+        # pipe a progress note on stderr can land inside a long record line.
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                                 start_new_session=True, cwd=scratch)
+        tail_lock = threading.Lock()
+
+        def keep(line):
+            with tail_lock:
+                tail.append(line)
+                del tail[:-40]
+
+        def pump_errors():
+            for raw in iter(proc.stderr.readline, b""):
+                line = raw.decode("utf-8", "replace").rstrip("\n")
+                keep(line)
+                if line.startswith("bench:") and args.verbose:
+                    log("    " + line)
 
         def pump():
             for raw in iter(proc.stdout.readline, b""):
@@ -226,13 +242,14 @@ def run_job(job, program, args, rev, heartbeat):
                     except json.JSONDecodeError as err:
                         problems.append(f"malformed record ({err}): {line}")
                 else:
-                    tail.append(line)
-                    del tail[:-40]
+                    keep(line)
                     if line.startswith("bench:") and args.verbose:
                         log("    " + line)
 
         reader = threading.Thread(target=pump, daemon=True)
         reader.start()
+        error_reader = threading.Thread(target=pump_errors, daemon=True)
+        error_reader.start()
         next_beat = start + heartbeat
         timed_out = False
         while proc.poll() is None:
@@ -247,6 +264,7 @@ def run_job(job, program, args, rev, heartbeat):
                 next_beat = now + heartbeat
         status = proc.wait()
         reader.join(timeout=10)
+        error_reader.join(timeout=10)
         wall = time.monotonic() - start
         error = None
         joined = "\n".join(tail)

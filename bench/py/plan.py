@@ -8,7 +8,7 @@ and MPI_Scan is linear per PE; running them at 2^15 ranks would take days of wal
 """
 
 # Every benchmark, in the order they run.
-BENCHMARKS = ["comm_create", "overlap", "collectives", "split_bcast", "sort"]
+BENCHMARKS = ["comm_create", "overlap", "collectives", "split_bcast", "sort", "merge"]
 
 # Benchmarks whose simulated time includes host CPU time (smpi/simulate-computation:yes, charged
 # 1:1 on one modelled core): sorting, whose local work (sorting, partitioning, merging) matters.
@@ -18,19 +18,28 @@ BENCHMARKS = ["comm_create", "overlap", "collectives", "split_bcast", "sort"]
 CHARGED = {"sort"}
 
 
+# SimGrid option that turns every send into a rendezvous (sim/runner --rendezvous): SimGrid 3.32
+# removes each finished eager (detached) send from a list by linear search, which makes large
+# simulations of many small messages O(p^2) (docs/scale.md). Correct MPI programs run unchanged;
+# simulated times can differ from the eager runs, so the records name it (sim_options).
+RENDEZVOUS = "smpi/send-is-detached-thresh:0"
+
+
 class Job:
-    def __init__(self, benchmark, backend, p, args, stack_kib=256, timeout=1800):
+    def __init__(self, benchmark, backend, p, args, stack_kib=256, timeout=1800, sim_cfg=()):
         self.benchmark = benchmark
         self.backend = backend
         self.p = p
         self.args = list(args)
         self.stack_kib = stack_kib
         self.timeout = timeout
+        self.sim_cfg = list(sim_cfg)  # extra --cfg=KEY:VALUE for smpirun
         self.compute = "charged" if (backend == "smpi" and benchmark in CHARGED) else (
             "free" if backend == "smpi" else "real")
 
     def describe(self):
-        return f"{self.benchmark} {self.backend} p={self.p} {' '.join(self.args)}".strip()
+        cfg = "".join(f" --cfg={c}" for c in self.sim_cfg)
+        return f"{self.benchmark} {self.backend} p={self.p} {' '.join(self.args)}{cfg}".strip()
 
 
 def _pow2(lo, hi):
@@ -58,6 +67,22 @@ def _collectives_at(backend, p, args, timeout=1800):
             Job("collectives", backend, p, args + ["--ops=scan,scan_and_bcast", "--impls=rbc"], timeout=timeout)]
 
 
+# The stable merge's weak scaling (core/merge/bench/merge_bench.cpp): 1000 + 2000 doubles per PE
+# (the paper: 10 + 20 million; the simulated time of the co-ranking, which the variants differ
+# in, depends on log2 of the sizes only). SMPI's host cost of the one-sided co-ranking grows
+# about cubically with p (docs/merge.md: all PEs' first reads hit the same targets at once), so
+# the simulated sweep stops at MERGE_MAX_P; larger p were measured separately (docs/merge.md).
+MERGE_ARGS = ["--nps=1000", "--b-factor=2"]
+MERGE_MAX_P = 1024
+
+
+def _merge_at(p, reps, timeout=3600):
+    """One merge job on SMPI: every variant; rendezvous sends from 256 ranks on (the fence and
+    lock variants' many small RMA messages)."""
+    return Job("merge", "smpi", p, MERGE_ARGS + reps, timeout=timeout,
+               sim_cfg=[RENDEZVOUS] if p >= 256 else [])
+
+
 def quick():
     """Small p, few sizes: the whole thing takes a few minutes on two cores."""
     jobs = []
@@ -73,8 +98,11 @@ def quick():
     jobs.append(Job("sort", "smpi", 16, reps + ["--nps=1,64,1024", "--distributions=uniform",
                                                  "--impls=jquick_rbc,jquick_mpi_create_group,hypercube_rbc"],
                     stack_kib=1024))
+    for p in (16, 64):
+        jobs.append(_merge_at(p, ["--warmup=1", "--reps=2"]))
     mpi_p = 4
     jobs.append(Job("comm_create", "mpi", mpi_p, reps))
+    jobs.append(Job("merge", "mpi", mpi_p, ["--nps=10000", "--b-factor=2"] + reps))
     jobs.append(Job("overlap", "mpi", mpi_p, reps))
     jobs.append(Job("collectives", "mpi", mpi_p, reps + ["--sizes=1,4096"]))
     jobs.append(Job("split_bcast", "mpi", mpi_p, reps + ["--sizes=1"]))
@@ -89,7 +117,8 @@ def full(max_p=2**15):
     reps = ["--warmup=1", "--reps=5"]
     ps = _pow2(16, max_p)
     for p in ps:
-        impls = ["rbc", "mpi_create_group"] + (["mpi_split"] if p <= 2**12 else [])
+        impls = ["rbc", "rbc_icreate_range", "rbc_icreate_list", "mpi_create_group"] + (
+            ["mpi_split"] if p <= 2**12 else [])
         jobs.append(Job("comm_create", "smpi", p, reps + ["--impls=" + _csv(impls)], timeout=7200))
         # p = 3k + 1 covers every PE with groups of 4 overlapping in one.
         q = p - ((p - 1) % 3)
@@ -120,8 +149,12 @@ def full(max_p=2**15):
                                              "reverse-sorted,mirrored-target,all-to-one",
                                              "--impls=jquick_rbc,jquick_mpi_create_group,hypercube_rbc"],
                         stack_kib=1024, timeout=7200))
+    # Simulated runs are deterministic (computation not charged): one timed merge per variant.
+    for p in _pow2(2**6, min(max_p, MERGE_MAX_P)):
+        jobs.append(_merge_at(p, ["--warmup=0", "--reps=1"], timeout=7200))
     for p in (2, 4, 8):
         jobs.append(Job("comm_create", "mpi", p, reps))
+        jobs.append(Job("merge", "mpi", p, ["--nps=100000", "--b-factor=2"] + reps))
         jobs.append(Job("overlap", "mpi", p + (1 if p % 3 == 0 else 0), reps))
         jobs.append(Job("collectives", "mpi", p, reps + ["--sizes=" + _csv(_pow2(1, 2**18)[::2])]))
         jobs.append(Job("split_bcast", "mpi", p, reps))
@@ -139,7 +172,8 @@ def medium(max_p=2**15):
     for p in (p for p in (64, 512, 4096) if p <= max_p):
         # SMPI's MPI_Comm_split is O(p^2) simulator work: measured at p <= 512 only.
         no_split = p > 512
-        jobs.append(Job("comm_create", "smpi", p, reps + (["--impls=rbc,mpi_create_group"] if no_split else []),
+        jobs.append(Job("comm_create", "smpi", p, reps + (
+            ["--impls=rbc,rbc_icreate_range,rbc_icreate_list,mpi_create_group"] if no_split else []),
                         timeout=3600))
         jobs.append(Job("overlap", "smpi", p - ((p - 1) % 3), reps + (
             ["--impls=rbc,mpi_create_group_cascaded,mpi_create_group_alternating"] if no_split else []), timeout=3600))
@@ -158,8 +192,11 @@ def medium(max_p=2**15):
                                                      "reverse-sorted,mirrored-target,all-to-one",
                                                      "--impls=jquick_rbc,jquick_mpi_create_group,hypercube_rbc"],
                         stack_kib=1024, timeout=3600))
+    for p in _pow2(2**6, min(max_p, 512)):
+        jobs.append(_merge_at(p, ["--warmup=0", "--reps=1"]))
     for p in (2, 4):
         jobs.append(Job("comm_create", "mpi", p, reps))
+        jobs.append(Job("merge", "mpi", p, ["--nps=10000", "--b-factor=2"] + reps))
         jobs.append(Job("overlap", "mpi", p, reps))
         jobs.append(Job("collectives", "mpi", p, reps + ["--sizes=1,1024,65536"]))
         jobs.append(Job("split_bcast", "mpi", p, reps + ["--sizes=1,1024"]))
@@ -185,4 +222,5 @@ def smoke():
         jobs.append(Job("collectives", backend, p, one + ["--sizes=1,64"]))
         jobs.append(Job("split_bcast", backend, p, one + ["--ks=1,10", "--sizes=1"]))
         jobs.append(Job("sort", backend, p, one + ["--nps=1,64"], stack_kib=1024))
+        jobs.append(Job("merge", backend, p, one + ["--nps=100"]))
     return jobs

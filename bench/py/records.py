@@ -8,10 +8,21 @@ PREFIX = "JANUS_BENCH "
 REQUIRED = ["benchmark", "backend", "platform", "platform_params", "rev", "p", "variant",
             "implementation", "warmup", "repetitions", "median_s", "min_s", "max_s"]
 # Size field per benchmark (message size, n/p, or none for communicator creation).
-SIZE_FIELD = {"collectives": "n", "split_bcast": "n", "sort": "n_per_pe"}
+SIZE_FIELD = {"collectives": "n", "split_bcast": "n", "sort": "n_per_pe", "merge": "n_per_pe"}
+# A record that says why a measurement was not made ("skipped": reason, e.g. ticket #286's
+# creation under SMPI, which has no intercommunicators) identifies the measurement, has no times.
+IDENTITY = ["benchmark", "backend", "platform", "platform_params", "rev", "p", "variant",
+            "implementation"]
 
 
 def missing_fields(rec):
+    if "skipped" in rec:
+        missing = [k for k in IDENTITY if k not in rec]
+        if not isinstance(rec["skipped"], str) or not rec["skipped"]:
+            missing.append("skipped (the reason, a non-empty string)")
+        if any(k in rec for k in ("median_s", "min_s", "max_s")):
+            missing.append("no times in a skipped record")
+        return missing
     missing = [k for k in REQUIRED if k not in rec]
     size = SIZE_FIELD.get(rec.get("benchmark"))
     if size and size not in rec:

@@ -17,6 +17,7 @@ JQUICK_PHASES = ["pivot_selection", "partition", "exchange_calculation", "exchan
                  "communicator_creation", "base_cases"]
 HYPERCUBE_PHASES = ["fold", "reshuffle", "local_sort", "pivot_selection", "partition", "exchange",
                     "merge", "comm_creation"]
+COMM_CREATE_ORDER = ["rbc", "rbc_icreate_range", "rbc_icreate_list", "mpi_create_group", "mpi_split", "groupcomm_286"]
 COLLECTIVES = ["bcast", "reduce", "scan", "scan_and_bcast", "gather"]
 
 
@@ -33,7 +34,14 @@ def cost(r):
 
 class Data:
     def __init__(self, recs):
-        self.recs = recs
+        # Measured records; records of skipped measurements ("skipped": reason) apart.
+        self.recs = [r for r in recs if "skipped" not in r]
+        self.skips = [r for r in recs if "skipped" in r]
+
+    def skipped(self, **want):
+        """The reason the measurement matching `want` was skipped, or None."""
+        found = [r for r in self.skips if all(r.get(k) == v for k, v in want.items())]
+        return found[-1]["skipped"] if found else None
 
     def select(self, **want):
         return [r for r in self.recs if all(r.get(k) == v for k, v in want.items())]
@@ -285,14 +293,25 @@ def section_comm_create(d, plot, backend):
     out = []
     if not d.select(benchmark="comm_create"):
         return out
-    out.append("## Communicator creation (paper fig. 5)\n")
+    out.append("## Communicator creation (paper fig. 5 and section VI, MPI ticket #286)\n")
     out.append("Time to create the communicators of one split into halves, and of a recursive split down to "
-               "single PEs (log2 p levels). MPI times include MPI_Group_range_incl; freeing is not timed. "
-               "In simulated runs RBC's time is the simulated time (~0: no messages) plus `host_op_s`, its "
-               "local CPU cost measured on this host (fastest of 20 calls, slowest PE). SMPI models MPI's "
-               "messages but not the MPI library's own local work, so MPI's side is a lower bound.\n")
+               "single PEs (log2 p levels). `rbc`: RangeComm::split; `rbc_icreate_range`: "
+               "rbc::icomm_create_group over the half as a range + wait (context derived locally, paper VI); "
+               "`rbc_icreate_list`: the same members as a rank list in descending order (not a range: the "
+               "first member picks the identity and a nonblocking binomial broadcast spreads it, O(alpha log l)); "
+               "`mpi_create_group`: MPI_Group_range_incl + MPI_Comm_create_group; `mpi_split`: MPI_Comm_split; "
+               "`groupcomm_286`: ticket #286's recursive MPI_Intercomm_create + MPI_Intercomm_merge over the "
+               "members (core/groupcomm). MPI times include MPI_Group_range_incl; freeing is not timed. "
+               "In simulated runs the local RBC creations' time is the simulated time (~0: no messages) plus "
+               "`host_op_s`, their local CPU cost measured on this host (fastest of 20 calls, slowest PE). SMPI "
+               "models MPI's messages but not the MPI library's own local work, so MPI's side is a lower bound.\n")
+    reasons = sorted({(r["implementation"], r["skipped"]) for r in d.skips if r["benchmark"] == "comm_create"})
+    for impl, why in reasons:
+        out.append(f"`{impl}`: skipped: {why}.\n")
     for mode in ("halves", "recursive"):
-        impls = d.values("implementation", benchmark="comm_create", variant=mode)
+        impls = sorted(set(d.values("implementation", benchmark="comm_create", variant=mode)) |
+                       {r["implementation"] for r in d.skips if r["benchmark"] == "comm_create" and r["variant"] == mode},
+                       key=lambda i: (COMM_CREATE_ORDER.index(i) if i in COMM_CREATE_ORDER else len(COMM_CREATE_ORDER), i))
         if backend == "smpi":
             img = plot.plot(f"fig5_comm_create_{mode}", f"communicator creation ({mode})", "p", "time [s]",
                             [(i, d.series("p", benchmark="comm_create", variant=mode, implementation=i)) for i in impls])
@@ -301,7 +320,11 @@ def section_comm_create(d, plot, backend):
         rows = []
         for p in d.values("p", benchmark="comm_create", variant=mode):
             rbc = d.median(benchmark="comm_create", variant=mode, implementation="rbc", p=p)
-            row = [fmt_p(p)] + [fmt_time(d.median(benchmark="comm_create", variant=mode, implementation=i, p=p)) for i in impls]
+            row = [fmt_p(p)]
+            for i in impls:
+                why = d.skipped(benchmark="comm_create", variant=mode, implementation=i, p=p)
+                row.append("skipped" if why else fmt_time(d.median(benchmark="comm_create", variant=mode,
+                                                                  implementation=i, p=p)))
             row += [fmt_ratio(ratio(d.median(benchmark="comm_create", variant=mode, implementation=i, p=p), rbc))
                     for i in impls if i != "rbc"]
             rows.append(row)
@@ -485,6 +508,133 @@ def section_sort(d, plot, backend):
     return out
 
 
+MERGE_VARIANTS = ["fence_bound", "fence_allreduce", "lock_shared", "rget_lock_all"]
+# Siebert and Traeff on Blue Gene/P (docs/merge.md, /work/shared/seeds/stable-parallel-merge.txt).
+MERGE_PAPER_LOCK_VS_FENCE = 29.0
+MERGE_PAPER_P = 8192
+MERGE_PAPER_EFFICIENCY = 0.8
+
+
+def _merge_cases(d):
+    """(layout, n_per_pe) pairs of the merge records, most measured rank counts first."""
+    cases = {(r["variant"], r["n_per_pe"]) for r in d.select(benchmark="merge")}
+    return sorted(cases, key=lambda c: (-len(d.values("p", benchmark="merge", variant=c[0], n_per_pe=c[1])), c))
+
+
+def _merge_field(d, field, **want):
+    found = d.select(benchmark="merge", **want)
+    return found[-1].get(field) if found else None
+
+
+def merge_efficiency(d, impl, layout, n, p):
+    """Weak-scaling parallel efficiency of `impl`'s total time at p: T(p0) / T(p), p0 the
+    smallest p measured for the same layout and n/p (1 at p0 itself)."""
+    ps = d.values("p", benchmark="merge", variant=layout, n_per_pe=n, implementation=impl)
+    if not ps:
+        return None
+    base = _merge_field(d, "total_median_s", variant=layout, n_per_pe=n, implementation=impl, p=ps[0])
+    here = _merge_field(d, "total_median_s", variant=layout, n_per_pe=n, implementation=impl, p=p)
+    return ratio(base, here)
+
+
+def merge_targets(d):
+    """Targets-table rows for the stable merge (simulated runs)."""
+    cases = _merge_cases(d)
+    if not cases:
+        return [("merge: fence / lock co-ranking time", "> 1x at every p, growing with p",
+                 f"{MERGE_PAPER_LOCK_VS_FENCE:g}x at {MERGE_PAPER_P:,} procs (Blue Gene/P)", "no data", "not run"),
+                ("merge: weak-scaling efficiency (total)", f">= {MERGE_PAPER_EFFICIENCY:.0%}",
+                 f"about {MERGE_PAPER_EFFICIENCY:.0%} (Blue Gene/P)", "no data", "not run")]
+    layout, n = cases[0]
+    ps = [p for p in d.values("p", benchmark="merge", variant=layout, n_per_pe=n)
+          if _merge_field(d, "corank_median_s", variant=layout, n_per_pe=n, implementation="lock_shared", p=p)
+          and _merge_field(d, "corank_median_s", variant=layout, n_per_pe=n, implementation="fence_bound", p=p)]
+    rows = []
+    if ps:
+        rs = [(p, ratio(_merge_field(d, "corank_median_s", variant=layout, n_per_pe=n, implementation="fence_bound", p=p),
+                        _merge_field(d, "corank_median_s", variant=layout, n_per_pe=n, implementation="lock_shared", p=p)))
+              for p in ps]
+        text = ", ".join(f"{fmt_ratio(r)} (p={fmt_p(p)})" for p, r in rs) + f"; n/p = {n}, {layout}"
+        rows.append(("merge: fence_bound / lock_shared co-ranking time", "> 1x at every p, growing with p",
+                     f"{MERGE_PAPER_LOCK_VS_FENCE:g}x at {MERGE_PAPER_P:,} procs (Blue Gene/P)", text,
+                     _status([all(r is not None and r > 1 for _, r in rs) and
+                              all(b[1] >= a[1] for a, b in zip(rs, rs[1:]))])))
+    else:
+        rows.append(("merge: fence_bound / lock_shared co-ranking time", "> 1x at every p", "29x at 8,192", "no data",
+                     "no data"))
+    cells, flags = [], []
+    for impl in MERGE_VARIANTS:
+        ips = d.values("p", benchmark="merge", variant=layout, n_per_pe=n, implementation=impl)
+        if len(ips) < 2:
+            continue
+        e = merge_efficiency(d, impl, layout, n, ips[-1])
+        cells.append(f"{impl} {e:.0%}")
+        flags.append(e >= MERGE_PAPER_EFFICIENCY)
+    if cells:
+        ips = d.values("p", benchmark="merge", variant=layout, n_per_pe=n)
+        rows.append(("merge: weak-scaling efficiency T(p0)/T(p) of the total time", f">= {MERGE_PAPER_EFFICIENCY:.0%}",
+                     f"about {MERGE_PAPER_EFFICIENCY:.0%} overall (Blue Gene/P, up to 8,192+ procs)",
+                     "; ".join(cells) + f" (p0={fmt_p(ips[0])}, p={fmt_p(ips[-1])})", _status(flags)))
+    return rows
+
+
+def section_merge(d, plot, backend):
+    out = []
+    if not d.select(benchmark="merge"):
+        return out
+    out.append("## Stable merge: weak scaling (Siebert and Traeff)\n")
+    out.append("Every PE holds a sorted block of A (n/p / 3 doubles) and of B (twice as many), globally sorted in "
+               "rank order (core/merge/bench/merge_bench.cpp, docs/merge.md). Per variant: co-ranking time (the "
+               "distributed binary search for each PE's output start) and total time of `merge::stable_merge`, "
+               "each the maximum over PEs, median over repetitions. Variants: `fence_bound` (fence epochs, fixed "
+               "iteration bound), `fence_allreduce` (fence + allreduce termination), `lock_shared` (passive-target "
+               "shared locks), `rget_lock_all` (ours: one lock_all epoch, MPI_Rget pairs). Efficiency = "
+               "T(p0) / T(p) of the total time, p0 the smallest p measured. Simulated runs do not charge host "
+               "computation (the local merge shows as ~0): the times are communication and synchronisation. "
+               f"Paper (Blue Gene/P): lock variant {MERGE_PAPER_LOCK_VS_FENCE:g}x faster than fence at "
+               f"{MERGE_PAPER_P:,} processes, about {MERGE_PAPER_EFFICIENCY:.0%} parallel efficiency.\n")
+    impls = [i for i in MERGE_VARIANTS if d.select(benchmark="merge", implementation=i)]
+    impls += [i for i in d.values("implementation", benchmark="merge") if i not in impls]
+    for layout, n in _merge_cases(d):
+        ps = d.values("p", benchmark="merge", variant=layout, n_per_pe=n)
+        want = dict(variant=layout, n_per_pe=n)
+        if backend == "smpi" and len(ps) > 1:
+            tag = f"{layout}_{n}".replace("=", "").replace(".", "_")
+            lines = []
+            for i in impls:
+                for what, field in (("co-rank", "corank_median_s"), ("total", "total_median_s")):
+                    pts = [(p, _merge_field(d, field, implementation=i, p=p, **want)) for p in ps]
+                    lines.append((f"{i} {what}", [(p, v) for p, v in pts if v]))
+            img = plot.plot(f"merge_weak_scaling_{tag}", f"stable merge, n/p = {n}, {layout}", "p", "time [s]", lines)
+            if img:
+                out.append(f"![merge weak scaling]({img})\n")
+            img = plot.plot(f"merge_efficiency_{tag}", f"stable merge weak-scaling efficiency, n/p = {n}", "p",
+                            "T(p0) / T(p)",
+                            [(i, [(p, merge_efficiency(d, i, layout, n, p)) for p in ps
+                                  if merge_efficiency(d, i, layout, n, p) is not None]) for i in impls],
+                            logy=False, hline=MERGE_PAPER_EFFICIENCY)
+            if img:
+                out.append(f"![merge efficiency]({img})\n")
+        rows = []
+        for p in ps:
+            row = [fmt_p(p), _merge_field(d, "iterations_max", p=p, **want)]
+            for i in impls:
+                c = _merge_field(d, "corank_median_s", implementation=i, p=p, **want)
+                t = _merge_field(d, "total_median_s", implementation=i, p=p, **want)
+                e = merge_efficiency(d, i, layout, n, p)
+                row.append(f"{fmt_time(c)} / {fmt_time(t)}" + (f" ({e:.0%})" if e is not None else ""))
+            fence = _merge_field(d, "corank_median_s", implementation="fence_bound", p=p, **want)
+            lock = _merge_field(d, "corank_median_s", implementation="lock_shared", p=p, **want)
+            row.append(fmt_ratio(ratio(fence, lock)))
+            checked = all(r.get("checked", False) for r in d.select(benchmark="merge", p=p, **want))
+            row.append("yes" if checked else "NO")
+            rows.append(row)
+        header = ["p", "iterations"] + [f"{i}: co-rank / total (eff.)" for i in impls] + [
+            "fence_bound / lock_shared co-rank", "checked"]
+        out.append(f"**n/p = {n}, {layout}**\n\n" + md_table(header, rows) + "\n")
+    return out
+
+
 def generate(paths, out_dir, failures=None, snapshot=None):
     recs = records.load(paths)
     os.makedirs(out_dir, exist_ok=True)
@@ -509,12 +659,14 @@ def generate(paths, out_dir, failures=None, snapshot=None):
                   f"Largest simulated p in these records: {fmt_p(max(ps))}. Ratios are ratios of medians, taken "
                   "at the largest p where both sides were measured (given with each value). A target stated "
                   "for 2^15 ranks is only really checked by records at 2^15.", "",
-                  md_table(["what", "target", "paper / thesis", "measured", "status"], targets_table(sim, None)), ""]
+                  md_table(["what", "target", "paper / thesis", "measured", "status"],
+                           targets_table(sim, None) + merge_targets(sim)), ""]
     for title, data, backend in (("Simulated (SMPI)", sim, "smpi"), ("Open MPI on this machine", real, "mpi")):
         if not data.recs:
             continue
         lines += [f"# {title}", ""]
-        for section in (section_comm_create, section_overlap, section_collectives, section_split_bcast, section_sort):
+        for section in (section_comm_create, section_overlap, section_collectives, section_split_bcast, section_sort,
+                        section_merge):
             part = section(data, plot, backend)
             if part and backend == "mpi":
                 part[0] = part[0].replace("## ", "## Open MPI: ", 1)

@@ -6,9 +6,13 @@
 // phase time is the maximum over PEs, and the record gives median/min/max over repetitions of
 // the co-ranking time and of the total time, plus the medians of the other phases.
 //
-// Output: one line per (variant, n/p) on rank 0, prefixed "JANUS_BENCH " (bench/harness.hpp):
-//   {"benchmark":"merge","backend":"smpi",...,"p":1024,"variant":"lock_shared",
-//    "n_per_pe":3000,"a_per_pe":1000,"b_per_pe":2000,"b_shift":0,"repetitions":5,
+// Output: one line per (variant, n/p) on rank 0, prefixed "JANUS_BENCH " (bench/harness.hpp),
+// in the bench driver's record schema (bench/py/records.py): the merge variant is the
+// "implementation", "variant" names the input layout (its --b-shift), and median_s/min_s/max_s
+// are the total time's:
+//   {"benchmark":"merge","backend":"smpi",...,"p":1024,"implementation":"lock_shared",
+//    "variant":"b_shift=0","n_per_pe":3000,"a_per_pe":1000,"b_per_pe":2000,"b_shift":0,
+//    "repetitions":5,"median_s":..,"min_s":..,"max_s":..,
 //    "corank_median_s":..,"corank_min_s":..,"corank_max_s":..,
 //    "total_median_s":..,"total_min_s":..,"total_max_s":..,
 //    "setup_median_s":..,"fetch_median_s":..,"merge_median_s":..,
@@ -124,7 +128,8 @@ void run(const bench::Args& args, const bench::Context& ctx) {
       if (ctx.rank() != 0) continue;
       const Figures c = summarise(corank), t = summarise(total);
       bench::Record record = ctx.record("merge");
-      record.add("variant", merge::to_string(variant))
+      record.add("implementation", merge::to_string(variant))
+          .add("variant", "b_shift=" + args.get("b-shift", "0"))
           .add("windows", merge::to_string(options.windows))
           .add("n_per_pe", static_cast<std::int64_t>(a_count + b_count))
           .add("a_per_pe", static_cast<std::int64_t>(a_count))
@@ -132,6 +137,9 @@ void run(const bench::Args& args, const bench::Context& ctx) {
           .add("b_shift", b_shift)
           .add("warmup", warmup)
           .add("repetitions", reps)
+          .add("median_s", t.median)
+          .add("min_s", t.min)
+          .add("max_s", t.max)
           .add("corank_median_s", c.median)
           .add("corank_min_s", c.min)
           .add("corank_max_s", c.max)
