@@ -589,7 +589,8 @@ def section_merge(d, plot, backend):
                "each the maximum over PEs, median over repetitions. Variants: `fence_bound` (fence epochs, fixed "
                "iteration bound), `fence_allreduce` (fence + allreduce termination), `lock_shared` (passive-target "
                "shared locks), `rget_lock_all` (ours: one lock_all epoch, MPI_Rget pairs). Efficiency = "
-               "T(p0) / T(p) of the total time, p0 the smallest p measured. Simulated runs do not charge host "
+               "T(p0) / T(p) of the total time, p0 the smallest p measured (on a platform with 16 ranks per node, p0 = 16 "
+               "is one node: the efficiency then includes the step from shared memory to the network). Simulated runs do not charge host "
                "computation (the local merge shows as ~0): the times are communication and synchronisation. "
                f"Paper (Blue Gene/P): lock variant {MERGE_PAPER_LOCK_VS_FENCE:g}x faster than fence at "
                f"{MERGE_PAPER_P:,} processes, about {MERGE_PAPER_EFFICIENCY:.0%} parallel efficiency.\n")
