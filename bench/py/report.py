@@ -568,13 +568,13 @@ def merge_targets(d):
         if len(ips) < 2:
             continue
         e = merge_efficiency(d, impl, layout, n, ips[-1])
-        cells.append(f"{impl} {e:.0%}")
+        cells.append(f"{impl} {e:.0%} (p={fmt_p(ips[-1])})")
         flags.append(e >= MERGE_PAPER_EFFICIENCY)
     if cells:
         ips = d.values("p", benchmark="merge", variant=layout, n_per_pe=n)
         rows.append(("merge: weak-scaling efficiency T(p0)/T(p) of the total time", f">= {MERGE_PAPER_EFFICIENCY:.0%}",
                      f"about {MERGE_PAPER_EFFICIENCY:.0%} overall (Blue Gene/P, up to 8,192+ procs)",
-                     "; ".join(cells) + f" (p0={fmt_p(ips[0])}, p={fmt_p(ips[-1])})", _status(flags)))
+                     "; ".join(cells) + f"; p0={fmt_p(ips[0])}, n/p = {n}", _status(flags)))
     return rows
 
 
