@@ -71,11 +71,13 @@ def mpi_smpi_test(
         args = [],
         size = "medium",
         tags = [],
-        timeout_seconds = 240):
+        timeout_seconds = 240,
+        smpi_rendezvous = False):
     """Builds the program for both backends and runs it at every listed rank count.
 
     Tests are named `<name>_mpi_np<N>` and `<name>_smpi_np<N>`; the test_suite `<name>` holds them all.
-    A run that exceeds `timeout_seconds` is killed and fails as a hang.
+    A run that exceeds `timeout_seconds` is killed and fails as a hang. `smpi_rendezvous` makes
+    every SMPI send wait for its receiver (see sim/run_ranks.sh).
     """
     mpi_smpi_binary(name = name, srcs = srcs, deps = deps, plain_deps = plain_deps, copts = copts, testonly = True)
     tests = []
@@ -94,6 +96,7 @@ def mpi_smpi_test(
                     str(timeout_seconds),
                     "--platform",
                     "$(location %s)" % smpi_platform,
+                ] + (["--rendezvous"] if smpi_rendezvous and backend == "smpi" else []) + [
                     "$(location :%s_%s)" % (name, backend),
                 ] + args,
                 data = [":%s_%s" % (name, backend), smpi_platform],

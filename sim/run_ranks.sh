@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # Runs one program on N ranks with either backend, and turns a run that does not finish in
 # time into a failure that says "hang".
-#   run_ranks.sh --backend mpi|smpi --np N [--timeout S] [--platform FILE] PROGRAM [ARGS...]
+#   run_ranks.sh --backend mpi|smpi --np N [--timeout S] [--platform FILE] [--rendezvous] PROGRAM [ARGS...]
+# --rendezvous (SMPI only): every send waits for its receiver (smpi/send-is-detached-thresh:0).
+# SimGrid 3.32 removes each finished eager (detached) send from a list by linear search, which
+# makes runs with many concurrent small sends quadratic (docs/scale.md); it also proves that the
+# program never relies on MPI buffering its sends.
 set -euo pipefail
 
-backend="" np="" limit=300 platform=""
+backend="" np="" limit=300 platform="" smpi_extra=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --backend) backend="$2"; shift 2 ;;
     --np) np="$2"; shift 2 ;;
     --timeout) limit="$2"; shift 2 ;;
     --platform) platform="$2"; shift 2 ;;
+    --rendezvous) smpi_extra+=(--cfg=smpi/send-is-detached-thresh:0); shift ;;
     --) shift; break ;;
     -*) echo "run_ranks.sh: unknown option $1" >&2; exit 2 ;;
     *) break ;;
@@ -39,7 +44,7 @@ case "$backend" in
     [[ -n "$platform" ]] || { echo "run_ranks.sh: smpi needs --platform" >&2; exit 2; }
     cmd=(smpirun -np "$np" -platform "$platform" -no-privatize
          --cfg=contexts/guard-size:0 --cfg=contexts/stack-size:1024
-         --cfg=smpi/simulate-computation:no
+         --cfg=smpi/simulate-computation:no "${smpi_extra[@]}"
          --log=root.thres:warning --log=ker_engine.thres:info
          "$program" "$@")
     ;;
