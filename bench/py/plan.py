@@ -208,10 +208,11 @@ def medium(max_p=2**15):
     if big <= max_p:
         one = ["--warmup=1", "--reps=1"]
         # No rbc_icreate_list here: a rank list holds p/2 ranks on every PE (2 GiB at 2^15).
+        # Rendezvous sends: SimGrid's eager-send bookkeeping is quadratic at this size (docs/scale.md).
         jobs.append(Job("comm_create", "smpi", big, one + ["--modes=halves", "--impls=rbc,rbc_icreate_range,mpi_create_group"],
-                        timeout=5400))
+                        timeout=5400, sim_cfg=[RENDEZVOUS]))
         jobs.append(Job("split_bcast", "smpi", big, one + ["--ks=1", "--sizes=1,1024", "--impls=rbc,mpi_create_group"],
-                        timeout=5400))
+                        timeout=5400, sim_cfg=[RENDEZVOUS]))
     return jobs
 
 
