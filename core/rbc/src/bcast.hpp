@@ -8,21 +8,35 @@
 namespace rbc::detail {
 
 // Binomial-tree broadcast: receive from the parent, then send to the children, largest
-// subtree first.
+// subtree first. Large messages go to one child after the other: sent at once they would share
+// the sender's link, and the child with the most forwarding left would get its copy late.
 class Bcast : public Collective {
  public:
   Bcast(void* buf, int count, MPI_Datatype type, int root, const RangeComm& comm)
-      : Collective(comm), buf_(buf), count_(count), type_(type), tree_(comm.size(), root, comm.rank()) {}
+      : Collective(comm), buf_(buf), count_(count), type_(type), tree_(comm.size(), root, comm.rank()) {
+    int size = 0;
+    MPI_Type_size(type, &size);
+    one_at_a_time_ = static_cast<long long>(size) * count >= kOneAtATimeBytes;
+  }
 
  private:
+  static constexpr long long kOneAtATimeBytes = 4096;
+
   void step() override {
-    if (state_++ == 0) {
+    if (state_ == 0) {
+      ++state_;
       if (!tree_.is_root()) receive(buf_, count_, type_, tree_.absolute(tree_.parent()), kDown);
       return;
     }
     const auto& children = tree_.children();
-    for (auto c = children.rbegin(); c != children.rend(); ++c) {
-      send(buf_, count_, type_, tree_.absolute(*c), kDown);
+    const std::size_t sent = static_cast<std::size_t>(state_ - 1);
+    if (sent < children.size()) {
+      const std::size_t batch = one_at_a_time_ ? 1 : children.size() - sent;
+      for (std::size_t i = sent; i < sent + batch; ++i) {
+        send(buf_, count_, type_, tree_.absolute(children[children.size() - 1 - i]), kDown);
+      }
+      state_ += static_cast<int>(batch);
+      return;
     }
     finish();
   }
@@ -31,6 +45,7 @@ class Bcast : public Collective {
   int count_;
   MPI_Datatype type_;
   BinomialTree tree_;
+  bool one_at_a_time_ = false;
 };
 
 }  // namespace rbc::detail
