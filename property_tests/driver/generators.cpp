@@ -244,10 +244,6 @@ rc::Gen<Scenario> gen_mixed_scenario(Backend backend, const Budget& budget) {
   });
 }
 
-}  // namespace props
-
-namespace props {
-
 rc::Gen<Scenario> gen_large_scenario(Backend backend, const Budget& budget) {
   return rc::gen::exec([backend, budget] {
     Scenario s;
@@ -261,10 +257,6 @@ rc::Gen<Scenario> gen_large_scenario(Backend backend, const Budget& budget) {
     return s;
   });
 }
-
-}  // namespace props
-
-namespace props {
 
 rc::Gen<SortScenario> gen_sort_scenario(const std::string& algorithm, Backend backend, const Budget& budget) {
   return rc::gen::exec([algorithm, backend, budget] {
@@ -293,10 +285,6 @@ rc::Gen<SortScenario> gen_sort_scenario(const std::string& algorithm, Backend ba
     return s;
   });
 }
-
-}  // namespace props
-
-namespace props {
 
 rc::Gen<Scenario> gen_wildcard_isolation_scenario(Backend backend, const Budget& budget) {
   return rc::gen::exec([backend, budget] {

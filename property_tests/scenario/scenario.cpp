@@ -5,6 +5,7 @@
 
 #include "rbc/error.hpp"
 #include "rbc/range.hpp"
+#include "scenario/tokens.hpp"
 
 namespace props {
 
@@ -55,29 +56,6 @@ E lookup_value(const Names<E> (&table)[N], const std::string& text, const char* 
     if (text == entry.text) return entry.value;
   }
   throw std::invalid_argument(std::string("unknown ") + what + " '" + text + "'");
-}
-
-std::vector<std::string> split_on(const std::string& text, char separator) {
-  std::vector<std::string> parts;
-  std::string part;
-  std::istringstream in(text);
-  while (std::getline(in, part, separator)) parts.push_back(part);
-  if (!text.empty() && text.back() == separator) parts.push_back("");
-  return parts;
-}
-
-int to_int(const std::string& text, const std::string& token) {
-  std::size_t used = 0;
-  int value = 0;
-  try {
-    value = std::stoi(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || text.empty()) {
-    throw std::invalid_argument("'" + text + "' in token '" + token + "' is not an integer");
-  }
-  return value;
 }
 
 std::vector<int> fields(const std::string& value, std::size_t first, std::size_t n,
@@ -270,9 +248,7 @@ Scenario from_tokens(const std::vector<std::string>& tokens) {
   Scenario s;
   s.comms.clear();
   for (const std::string& token : tokens) {
-    const auto eq = token.find('=');
-    if (eq == std::string::npos) throw std::invalid_argument("token '" + token + "' has no '='");
-    const std::string key = token.substr(0, eq), value = token.substr(eq + 1);
+    const auto [key, value] = split_token(token);
     if (key == "np") {
       s.np = to_int(value, token);
     } else if (key == "seed") {

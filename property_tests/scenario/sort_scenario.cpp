@@ -3,23 +3,9 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "scenario/tokens.hpp"
+
 namespace props {
-
-namespace {
-
-int to_int(const std::string& text, const std::string& token) {
-  std::size_t used = 0;
-  int value = 0;
-  try {
-    value = std::stoi(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (text.empty() || used != text.size()) throw std::invalid_argument("'" + text + "' in token '" + token + "' is not an integer");
-  return value;
-}
-
-}  // namespace
 
 std::vector<std::string> layers_of(const std::string& algorithm) {
   if (algorithm == "jquick") return {"rbc", "rbc-probe", "mpi-create-group", "mpi-split"};
@@ -42,9 +28,7 @@ SortScenario sort_from_tokens(const std::vector<std::string>& tokens) {
   SortScenario s;
   bool have_range = false;
   for (const std::string& token : tokens) {
-    const auto eq = token.find('=');
-    if (eq == std::string::npos) throw std::invalid_argument("token '" + token + "' has no '='");
-    const std::string key = token.substr(0, eq), value = token.substr(eq + 1);
+    const auto [key, value] = split_token(token);
     if (key == "np") {
       s.np = to_int(value, token);
     } else if (key == "seed") {
