@@ -9,7 +9,7 @@ driver="$1"; shift
 programs_dir="$(dirname "$1")"
 out="${TEST_TMPDIR:-$(mktemp -d)}/bench-out"
 
-"$driver" --smoke --programs "$programs_dir" --out "$out" --rev smoke --heartbeat 0
+"$driver" --smoke --programs "$programs_dir" --out "$out" --rev smoke --heartbeat 0 --jobs 2
 
 python3 - "$out/bench-smoke.jsonl" "$out/report.md" <<'PY'
 import json, sys

@@ -182,8 +182,9 @@ def algorithms_argument(backend):
     return "--mpi-algorithms=" + ",".join(f"{c}:{a}" for c, a in sorted(algs.items()))
 
 
-def run_job(job, program, args, rev, heartbeat):
-    """Runs one job; returns (records, error message or None, wall seconds)."""
+def run_job(job, program, args, rev, heartbeat, label="", running=None):
+    """Runs one job; returns (records, error message or None, wall seconds). label prefixes its
+    progress lines (several jobs may run at once)."""
     scratch = tempfile.mkdtemp(prefix="janus-bench.")
     try:
         env = dict(os.environ)
@@ -207,7 +208,7 @@ def run_job(job, program, args, rev, heartbeat):
         env["JANUS_BENCH_EXTRA"] = json.dumps(extra, separators=(",", ":"))
         cmd += [algorithms_argument(job.backend)] + job.args
         if args.verbose:
-            log("+ " + " ".join(shlex.quote(c) for c in cmd))
+            log(f"{label}+ " + " ".join(shlex.quote(c) for c in cmd))
 
         found, problems, tail = [], [], []
         start = time.monotonic()
@@ -215,6 +216,8 @@ def run_job(job, program, args, rev, heartbeat):
         # pipe a progress note on stderr can land inside a long record line.
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                                 start_new_session=True, cwd=scratch)
+        if running is not None:
+            running.add(proc)
         tail_lock = threading.Lock()
 
         def keep(line):
@@ -227,7 +230,7 @@ def run_job(job, program, args, rev, heartbeat):
                 line = raw.decode("utf-8", "replace").rstrip("\n")
                 keep(line)
                 if line.startswith("bench:") and args.verbose:
-                    log("    " + line)
+                    log(f"    {label}" + line)
 
         def pump():
             for raw in iter(proc.stdout.readline, b""):
@@ -244,7 +247,7 @@ def run_job(job, program, args, rev, heartbeat):
                 else:
                     keep(line)
                     if line.startswith("bench:") and args.verbose:
-                        log("    " + line)
+                        log(f"    {label}" + line)
 
         reader = threading.Thread(target=pump, daemon=True)
         reader.start()
@@ -260,9 +263,11 @@ def run_job(job, program, args, rev, heartbeat):
                 os.killpg(proc.pid, 9)
                 break
             if heartbeat > 0 and now >= next_beat:
-                log(f"    ... {now - start:.0f} s, {len(found)} record(s) so far")
+                log(f"    {label}... {now - start:.0f} s, {len(found)} record(s) so far")
                 next_beat = now + heartbeat
         status = proc.wait()
+        if running is not None:
+            running.discard(proc)
         reader.join(timeout=10)
         error_reader.join(timeout=10)
         wall = time.monotonic() - start
@@ -279,7 +284,7 @@ def run_job(job, program, args, rev, heartbeat):
         elif not found:
             error = "no records produced"
         if error:
-            log("    output tail:\n      " + "\n      ".join(tail[-15:]))
+            log(f"    {label}output tail:\n      " + "\n      ".join(tail[-15:]))
         return found, error, wall
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -315,6 +320,9 @@ def make_parser():
     parser.add_argument("--rev", help="revision to record (default: git rev-parse HEAD, '-dirty' if modified)")
     parser.add_argument("--no-report", action="store_true", help="only collect the records")
     parser.add_argument("--heartbeat", type=float, default=30, help="progress every N s inside a run (0 = never)")
+    parser.add_argument("--jobs", "-j", type=int, default=1,
+                        help="runs at once (default 1). Each simulation uses one core; keep N <= cores, and "
+                             "mind memory: a 2^15-rank run needs up to ~6 GiB")
     parser.add_argument("--dry-run", action="store_true", help="list the runs, do not run them")
     parser.add_argument("--verbose", "-v", action="store_true", help="show commands and per-measurement progress")
     return parser
@@ -364,23 +372,62 @@ def main(argv=None):
         out_file = os.path.join(args.out, f"bench-{rev}.jsonl")
         log(f"bench: {mode} mode, {len(jobs)} runs, revision {rev}, platform {args.platform} "
             f"{' '.join(args.param)}".rstrip() + f"; records -> {out_file}")
+        if args.jobs < 1:
+            raise DriverError(f"--jobs must be at least 1, got {args.jobs}")
         failures = []
         total_records = 0
         started = time.monotonic()
-        with open(out_file, "w") as out:
-            for i, job in enumerate(jobs, 1):
+        lock = threading.Lock()
+        pending = list(enumerate(jobs, 1))
+        running = set()  # simulations in flight, killed if the driver is interrupted
+
+        def worker(out):
+            nonlocal total_records
+            while True:
+                with lock:
+                    if not pending:
+                        return
+                    i, job = pending.pop(0)
+                label = f"[{i}/{len(jobs)}] " if args.jobs > 1 else ""
                 log(f"[{i}/{len(jobs)}] {job.describe()}")
-                found, error, wall = run_job(job, programs[(job.benchmark, job.backend)], args, rev, args.heartbeat)
-                for rec in found:
-                    rec["mode"] = mode
-                    out.write(json.dumps(rec, separators=(",", ":")) + "\n")
-                out.flush()
-                total_records += len(found)
-                status = "ok" if error is None else f"FAILED: {error}"
-                log(f"    {status}; {len(found)} record(s) in {wall:.1f} s "
-                    f"(total {time.monotonic() - started:.0f} s)")
-                if error:
-                    failures.append({"job": job.describe(), "error": error})
+                found, error, wall = run_job(job, programs[(job.benchmark, job.backend)], args, rev,
+                                             args.heartbeat, label, running)
+                with lock:
+                    for rec in found:
+                        rec["mode"] = mode
+                        out.write(json.dumps(rec, separators=(",", ":")) + "\n")
+                    out.flush()
+                    total_records += len(found)
+                    status = "ok" if error is None else f"FAILED: {error}"
+                    log(f"    {label}{status}; {len(found)} record(s) in {wall:.1f} s "
+                        f"(total {time.monotonic() - started:.0f} s)")
+                    if error:
+                        failures.append({"job": job.describe(), "error": error})
+
+        def run_phase(count, out):
+            workers = [threading.Thread(target=worker, args=(out,), daemon=True)
+                       for _ in range(min(count, len(pending)))]
+            for w in workers:
+                w.start()
+            try:
+                for w in workers:
+                    while w.is_alive():
+                        w.join(timeout=0.5)
+            except KeyboardInterrupt:
+                with lock:
+                    pending.clear()
+                for proc in list(running):
+                    os.killpg(proc.pid, 9)
+                raise
+
+        with open(out_file, "w") as out:
+            # Open MPI runs measure wall time on this machine: they run alone, one after the
+            # other, before the simulations (whose simulated times do not depend on the load).
+            simulated = [(i, j) for i, j in pending if j.backend == "smpi"]
+            pending[:] = [(i, j) for i, j in pending if j.backend != "smpi"]
+            run_phase(1, out)
+            pending[:] = simulated
+            run_phase(args.jobs, out)
         log(f"bench: {total_records} records in {out_file}; {len(failures)} failed run(s)")
         if failures:
             with open(os.path.join(args.out, f"bench-{rev}.failures.json"), "w") as f:

@@ -26,7 +26,7 @@ RENDEZVOUS = "smpi/send-is-detached-thresh:0"
 
 
 class Job:
-    def __init__(self, benchmark, backend, p, args, stack_kib=256, timeout=1800, sim_cfg=()):
+    def __init__(self, benchmark, backend, p, args, stack_kib=256, timeout=1800, sim_cfg=(), charged=None):
         self.benchmark = benchmark
         self.backend = backend
         self.p = p
@@ -34,12 +34,15 @@ class Job:
         self.stack_kib = stack_kib
         self.timeout = timeout
         self.sim_cfg = list(sim_cfg)  # extra --cfg=KEY:VALUE for smpirun
-        self.compute = "charged" if (backend == "smpi" and benchmark in CHARGED) else (
+        if charged is None:
+            charged = benchmark in CHARGED
+        self.compute = "charged" if (backend == "smpi" and charged) else (
             "free" if backend == "smpi" else "real")
 
     def describe(self):
         cfg = "".join(f" --cfg={c}" for c in self.sim_cfg)
-        return f"{self.benchmark} {self.backend} p={self.p} {' '.join(self.args)}{cfg}".strip()
+        free = " (computation not charged)" if self.compute == "free" and self.benchmark in CHARGED else ""
+        return f"{self.benchmark} {self.backend} p={self.p} {' '.join(self.args)}{cfg}{free}".strip()
 
 
 def _pow2(lo, hi):
@@ -112,57 +115,104 @@ def quick():
     return jobs
 
 
+# JQuick on MPI communicators under SMPI: simulating it costs host time that grows steeply with p
+# (SimGrid's bandwidth-sharing solver, with the sort's computation charged: ~70 s per sort at 256
+# ranks, not one sort of one element per PE in 6 minutes at 512), so it runs up to this p.
+JQUICK_MPI_MAX_P = 256
+
+# Charging host CPU time stops being a measurement of local work at scale: the host runs
+# thousands of simulated ranks on one core, so every rank resumes with cold caches, and SMPI's own
+# per-call bookkeeping is charged too (measured: 100 MPI_Wtime calls are charged 121 us at 16 ranks,
+# 302 us at 1024; JQuick at n/p = 16 and 4096 ranks: 40 ms charged vs 0.44 ms of communication).
+# Above this p sorting runs with computation not charged (communication only; the records say so).
+SORT_CHARGED_MAX_P = 256
+
+
 def full(max_p=2**15):
-    """The paper's figures: p up to max_p (2^15 by default) on the simulated machine."""
+    """The paper's figures over p = 16, 64, ..., 4096, 16384 and 2^15 on the simulated machine,
+    sized to finish in about two hours with --jobs 2 on two cores. From 1024 ranks on, sends are
+    rendezvous (SimGrid's eager-send bookkeeping is quadratic, docs/scale.md) and simulated runs,
+    being deterministic, are timed once after one warm-up round."""
     jobs = []
-    reps = ["--warmup=1", "--reps=5"]
-    ps = _pow2(16, max_p)
+    ps = [p for p in (16, 64, 256, 1024, 4096, 16384, 2**15) if p <= max_p]
+
+    def reps(p):
+        return ["--warmup=1", "--reps=3" if p <= 1024 else "--reps=1"]
+
+    def cfg(p):
+        return [RENDEZVOUS] if p >= 1024 else []
+
     for p in ps:
-        # A rank list holds the p/2 members on every PE: rbc_icreate_list stops at 2^14 (memory).
-        impls = ["rbc", "rbc_icreate_range"] + (["rbc_icreate_list"] if p <= 2**14 else []) + [
-            "mpi_create_group"] + (["mpi_split"] if p <= 2**12 else [])
-        jobs.append(Job("comm_create", "smpi", p, reps + ["--impls=" + _csv(impls)], timeout=7200))
+        # A rank list holds the p/2 members on every PE; MPI_Comm_split is O(p^2) simulator work;
+        # a recursive MPI_Comm_create_group keeps ~2p group entries on every PE (24 GiB at 2^15).
+        impls = ["rbc", "rbc_icreate_range"] + (["rbc_icreate_list"] if p <= 4096 else []) + [
+            "mpi_create_group"] + (["mpi_split"] if p <= 1024 else [])
+        if p <= 2**14:
+            jobs.append(Job("comm_create", "smpi", p, reps(p) + ["--impls=" + _csv(impls)],
+                            timeout=5400, sim_cfg=cfg(p)))
+        else:
+            jobs.append(Job("comm_create", "smpi", p, reps(p) + ["--modes=halves", "--impls=" + _csv(impls)],
+                            timeout=5400, sim_cfg=cfg(p)))
+            jobs.append(Job("comm_create", "smpi", p, reps(p) + ["--modes=recursive", "--impls=rbc,rbc_icreate_range"],
+                            timeout=5400, sim_cfg=cfg(p)))
         # p = 3k + 1 covers every PE with groups of 4 overlapping in one.
         q = p - ((p - 1) % 3)
         ov = ["rbc", "mpi_create_group_cascaded", "mpi_create_group_alternating"] + (
-            ["mpi_split"] if q <= 2**12 else [])
-        jobs.append(Job("overlap", "smpi", q, reps + ["--impls=" + _csv(ov)], timeout=7200))
-    # Collectives over p at small messages (fig. 4).
-    for p in ps:
-        jobs += _collectives_at("smpi", p, reps + ["--sizes=1,1024"], timeout=7200)
+            ["mpi_split"] if q <= 1024 else [])
+        jobs.append(Job("overlap", "smpi", q, reps(q) + ["--impls=" + _csv(ov)], timeout=5400, sim_cfg=cfg(q)))
+        # Collectives over p at small messages (fig. 4).
+        for job in _collectives_at("smpi", p, reps(p) + ["--sizes=1,1024"], timeout=5400):
+            job.sim_cfg = cfg(p)
+            jobs.append(job)
+        impls = ["rbc", "mpi_create_group"] + (["mpi_split"] if p <= 1024 else [])
+        ks = "1,10,50" if p <= 1024 else "1,10"
+        jobs.append(Job("split_bcast", "smpi", p, reps(p) + ["--ks=" + ks, "--sizes=1,32,1024",
+                                                           "--impls=" + _csv(impls)],
+                        timeout=5400, sim_cfg=cfg(p)))
     # Collectives over message size at a fixed p (fig. 9): memory bounds p at 2^18 doubles.
-    jobs += _collectives_at("smpi", 64, reps + ["--sizes=" + _csv(_pow2(1, 2**18))], timeout=7200)
-    for p in ps:
-        impls = ["rbc", "mpi_create_group"] + (["mpi_split"] if p <= 2**12 else [])
-        jobs.append(Job("split_bcast", "smpi", p, reps + ["--sizes=1,32,1024", "--impls=" + _csv(impls)],
-                        timeout=7200))
-    sort_ps = [p for p in ps if p <= min(max_p, 2**12)]
-    for p in sort_ps:
-        nps = _pow2(1, 2**16) if p <= 2**10 else _pow2(1, 2**12)
-        jobs.append(Job("sort", "smpi", p, ["--warmup=1", "--reps=3", "--nps=" + _csv(nps),
-                                             "--distributions=uniform",
-                                             "--impls=jquick_rbc,jquick_mpi_create_group,hypercube_rbc"],
-                        stack_kib=1024, timeout=7200))
-    if sort_ps:
-        p = sort_ps[min(2, len(sort_ps) - 1)]
-        jobs.append(Job("sort", "smpi", p, ["--warmup=1", "--reps=3", "--nps=1,1024,65536",
+    if 64 <= max_p:
+        jobs += _collectives_at("smpi", 64, reps(64) + ["--sizes=" + _csv(_pow2(1, 2**18))], timeout=5400)
+    # Sorting (fig. 8): every power of two of n/p at small p, powers of 4 above.
+    all_impls = "--impls=jquick_rbc,jquick_mpi_create_group,hypercube_rbc"
+    rbc_impls = "--impls=jquick_rbc,hypercube_rbc"
+    for p in (p for p in ps if p <= 64):
+        jobs.append(Job("sort", "smpi", p, reps(p) + ["--nps=" + _csv(_pow2(1, 2**16)), "--distributions=uniform",
+                                                   all_impls], stack_kib=1024, timeout=5400))
+    for p, nps in ((256, _pow2(1, 2**16)[::2]), (1024, [1, 16, 256, 4096]), (4096, [1, 16, 256]),
+                   (2**15, [16])):
+        if p > max_p:
+            continue
+        charged = p <= SORT_CHARGED_MAX_P
+        # Not charged, the simulation is deterministic: a warm-up round would repeat the timed one.
+        sort_reps = reps(p) if charged else ["--warmup=0", "--reps=1"]
+        jobs.append(Job("sort", "smpi", p, sort_reps + ["--nps=" + _csv(nps), "--distributions=uniform", rbc_impls],
+                        stack_kib=1024, timeout=5400, sim_cfg=cfg(p), charged=charged))
+        if p <= JQUICK_MPI_MAX_P:
+            jobs.append(Job("sort", "smpi", p, ["--warmup=1", "--reps=1", "--nps=1,32,1024",
+                                                "--distributions=uniform", "--impls=jquick_mpi_create_group"],
+                            stack_kib=1024, timeout=5400, sim_cfg=cfg(p)))
+    if 64 <= max_p:
+        jobs.append(Job("sort", "smpi", 64, ["--warmup=1", "--reps=1", "--nps=1,1024",
                                              "--distributions=gaussian,zero,bucket-sorted,g-group,"
                                              "staggered,deterministic-duplicates,randomized-duplicates,"
-                                             "reverse-sorted,mirrored-target,all-to-one",
-                                             "--impls=jquick_rbc,jquick_mpi_create_group,hypercube_rbc"],
-                        stack_kib=1024, timeout=7200))
+                                             "reverse-sorted,mirrored-target,all-to-one", all_impls],
+                        stack_kib=1024, timeout=5400))
     # Simulated runs are deterministic (computation not charged): one timed merge per variant.
-    for p in _pow2(2**6, min(max_p, MERGE_MAX_P)):
-        jobs.append(_merge_at(p, ["--warmup=0", "--reps=1"], timeout=7200))
+    # 512 ranks: the 1024-rank point alone takes over 20 minutes of one core (docs/merge.md).
+    for p in _pow2(2**6, min(max_p, 512)):
+        jobs.append(_merge_at(p, ["--warmup=0", "--reps=1"], timeout=5400))
+    # Open MPI, local ranks (the driver runs these alone, before the simulations).
+    mreps = ["--warmup=1", "--reps=5"]
     for p in (2, 4, 8):
-        jobs.append(Job("comm_create", "mpi", p, reps))
-        jobs.append(Job("merge", "mpi", p, ["--nps=100000", "--b-factor=2"] + reps))
-        jobs.append(Job("overlap", "mpi", p + (1 if p % 3 == 0 else 0), reps))
-        jobs.append(Job("collectives", "mpi", p, reps + ["--sizes=" + _csv(_pow2(1, 2**18)[::2])]))
-        jobs.append(Job("split_bcast", "mpi", p, reps))
+        jobs.append(Job("comm_create", "mpi", p, mreps))
+        jobs.append(Job("merge", "mpi", p, ["--nps=100000", "--b-factor=2"] + mreps))
+        jobs.append(Job("overlap", "mpi", p + (1 if p % 3 == 0 else 0), mreps))
+        jobs.append(Job("collectives", "mpi", p, mreps + ["--sizes=" + _csv(_pow2(1, 2**18)[::2])]))
+        jobs.append(Job("split_bcast", "mpi", p, mreps))
         jobs.append(Job("sort", "mpi", p, ["--warmup=1", "--reps=3", "--nps=" + _csv(_pow2(1, 2**16)[::3]),
-                                            "--impls=jquick_rbc,jquick_mpi_create_group,hypercube_rbc"]))
-    return jobs
+                                            all_impls]))
+    # Largest first, so that with --jobs N the long runs do not end up alone at the end.
+    return sorted(jobs, key=lambda j: (j.backend != "mpi", -j.p))
 
 
 def medium(max_p=2**15):
@@ -185,9 +235,9 @@ def medium(max_p=2**15):
     jobs += _collectives_at("smpi", 64, reps + ["--sizes=" + _csv(_pow2(1, 2**18)[::2])], timeout=3600)
     for p, nps in ((64, [1, 16, 256, 4096, 65536]), (512, [1, 64, 1024, 16384])):
         if p <= max_p:
+            impls = "jquick_rbc,jquick_mpi_create_group,hypercube_rbc" if p <= JQUICK_MPI_MAX_P else "jquick_rbc,hypercube_rbc"
             jobs.append(Job("sort", "smpi", p, reps + ["--nps=" + _csv(nps), "--distributions=uniform",
-                                                        "--impls=jquick_rbc,jquick_mpi_create_group,hypercube_rbc"],
-                            stack_kib=1024, timeout=3600))
+                                                        "--impls=" + impls], stack_kib=1024, timeout=3600))
     if 64 <= max_p:
         jobs.append(Job("sort", "smpi", 64, reps + ["--nps=1,1024", "--distributions=gaussian,zero,bucket-sorted,"
                                                      "g-group,staggered,deterministic-duplicates,randomized-duplicates,"
