@@ -294,6 +294,18 @@ def run_job(job, program, args, rev, heartbeat, label="", running=None):
 # Main
 
 
+def available_memory_gib():
+    """MemAvailable from /proc/meminfo in GiB (assume plenty where there is none)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) / 2**20
+    except OSError:
+        pass
+    return 1e9
+
+
 def make_parser():
     parser = argparse.ArgumentParser(
         prog="bench/run",
@@ -381,13 +393,29 @@ def main(argv=None):
         pending = list(enumerate(jobs, 1))
         running = set()  # simulations in flight, killed if the driver is interrupted
 
+        # Memory admission: a job starts only while the estimates of the jobs in flight plus its own
+        # fit into the memory that was available at the start (one job always may run).
+        budget = available_memory_gib() * 0.85
+        in_use = [0.0]
+        changed = threading.Condition(lock)
+
+        def next_job():
+            with changed:
+                while pending:
+                    for k, (i, job) in enumerate(pending):
+                        if in_use[0] == 0 or in_use[0] + job.mem_gib <= budget:
+                            in_use[0] += job.mem_gib
+                            return pending.pop(k)
+                    changed.wait()
+                return None
+
         def worker(out):
             nonlocal total_records
             while True:
-                with lock:
-                    if not pending:
-                        return
-                    i, job = pending.pop(0)
+                picked = next_job()
+                if picked is None:
+                    return
+                i, job = picked
                 label = f"[{i}/{len(jobs)}] " if args.jobs > 1 else ""
                 log(f"[{i}/{len(jobs)}] {job.describe()}")
                 found, error, wall = run_job(job, programs[(job.benchmark, job.backend)], args, rev,
@@ -403,6 +431,8 @@ def main(argv=None):
                         f"(total {time.monotonic() - started:.0f} s)")
                     if error:
                         failures.append({"job": job.describe(), "error": error})
+                    in_use[0] -= job.mem_gib
+                    changed.notify_all()
 
         def run_phase(count, out):
             workers = [threading.Thread(target=worker, args=(out,), daemon=True)
@@ -414,8 +444,9 @@ def main(argv=None):
                     while w.is_alive():
                         w.join(timeout=0.5)
             except KeyboardInterrupt:
-                with lock:
+                with changed:
                     pending.clear()
+                    changed.notify_all()
                 for proc in list(running):
                     os.killpg(proc.pid, 9)
                 raise

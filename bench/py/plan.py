@@ -34,6 +34,9 @@ class Job:
         self.stack_kib = stack_kib
         self.timeout = timeout
         self.sim_cfg = list(sim_cfg)  # extra --cfg=KEY:VALUE for smpirun
+        # Peak memory estimate (GiB) for running jobs side by side (bench/run --jobs). Measured at
+        # 2^15 ranks: collectives 17 GiB, sorting 6 GiB; 2^14: about half of that.
+        self.mem_gib = 18.0 if p >= 2**15 else 9.0 if p >= 2**14 else 3.0 if p >= 2**12 else 1.0
         if charged is None:
             charged = benchmark in CHARGED
         self.compute = "charged" if (backend == "smpi" and charged) else (

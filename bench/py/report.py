@@ -249,9 +249,22 @@ def targets_table(d, sim_p_note):
         worst = max(pairs, key=lambda t: t[1]) if pairs else None
         text = (f"JQuick / hypercube {range_text([r for _, r in pairs])}; worst {fmt_ratio(worst[1])} at n/p={worst[0]}"
                 f" (p={fmt_p(p)})") if worst else "no data"
+        # Every other p measured, too: the goal is "any n/p", not only the largest machine.
+        everywhere = []
+        for q in ps:
+            for n in d.values("n_per_pe", benchmark="sort", p=q, variant="uniform"):
+                r = ratio(d.median(benchmark="sort", implementation="jquick_rbc", variant="uniform", p=q, n_per_pe=n),
+                          d.median(benchmark="sort", implementation="hypercube_rbc", variant="uniform", p=q, n_per_pe=n))
+                if r is not None:
+                    everywhere.append((q, n, r))
+        if len(everywhere) > len(pairs):
+            best = min(everywhere, key=lambda t: t[2])
+            bad = max(everywhere, key=lambda t: t[2])
+            text += (f"; over all {len(everywhere)} (p, n/p): {fmt_ratio(best[2])} (p={fmt_p(best[0])}, n/p={best[1]})"
+                     f" - {fmt_ratio(bad[2])} (p={fmt_p(bad[0])}, n/p={bad[1]})")
+        flags = [max(r for _, _, r in everywhere) <= 1.0] if everywhere else [None]
         rows.append(("stretch: JQuick (RBC) time / hypercube quicksort time, any n/p", "<= 1.0x at every n/p",
-                     "thesis: hypercube 3-4x faster (small n/p), 1.4-1.7x (large)", text,
-                     _status([worst[1] <= 1.0] if worst else [None])))
+                     "thesis: hypercube 3-4x faster (small n/p), 1.4-1.7x (large)", text, _status(flags)))
     else:
         rows.append(("stretch: JQuick / hypercube quicksort", "<= 1.0x at every n/p", "hypercube 3-4x / 1.4-1.7x faster",
                      "no data", "not run"))
