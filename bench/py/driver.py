@@ -334,7 +334,8 @@ def make_parser():
     parser.add_argument("--heartbeat", type=float, default=30, help="progress every N s inside a run (0 = never)")
     parser.add_argument("--jobs", "-j", type=int, default=1,
                         help="runs at once (default 1). Each simulation uses one core; keep N <= cores, and "
-                             "mind memory: a 2^15-rank run needs up to ~6 GiB")
+                             "runs start only while the memory they need (up to ~17 GiB "
+                             "at 2^15 ranks) is available")
     parser.add_argument("--dry-run", action="store_true", help="list the runs, do not run them")
     parser.add_argument("--verbose", "-v", action="store_true", help="show commands and per-measurement progress")
     return parser

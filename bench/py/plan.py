@@ -119,8 +119,9 @@ def quick():
 
 
 # JQuick on MPI communicators under SMPI: simulating it costs host time that grows steeply with p
-# (SimGrid's bandwidth-sharing solver, with the sort's computation charged: ~70 s per sort at 256
-# ranks, not one sort of one element per PE in 6 minutes at 512), so it runs up to this p.
+# (SimGrid's bandwidth-sharing solver, with the sort's computation charged: at 256 ranks the full
+# run's six sorts took 49 minutes; at 512 not one sort of one element per PE finished in 6 minutes),
+# so it runs up to this p.
 JQUICK_MPI_MAX_P = 256
 
 # Charging host CPU time stops being a measurement of local work at scale: the host runs
@@ -133,8 +134,8 @@ SORT_CHARGED_MAX_P = 256
 
 def full(max_p=2**15):
     """The paper's figures over p = 16, 64, ..., 4096, 16384 and 2^15 on the simulated machine,
-    sized to finish in about two hours with --jobs 2 on two cores. From 1024 ranks on, sends are
-    rendezvous (SimGrid's eager-send bookkeeping is quadratic, docs/scale.md) and simulated runs,
+    sized to finish in about an hour with --jobs 2 on two cores (62 minutes at 3effe7c). From 1024
+    ranks on, sends are rendezvous (SimGrid's eager-send bookkeeping is quadratic, docs/scale.md) and simulated runs,
     being deterministic, are timed once after one warm-up round."""
     jobs = []
     ps = [p for p in (16, 64, 256, 1024, 4096, 16384, 2**15) if p <= max_p]
@@ -191,7 +192,7 @@ def full(max_p=2**15):
         jobs.append(Job("sort", "smpi", p, sort_reps + ["--nps=" + _csv(nps), "--distributions=uniform", rbc_impls],
                         stack_kib=1024, timeout=5400, sim_cfg=cfg(p), charged=charged))
         if p <= JQUICK_MPI_MAX_P:
-            jobs.append(Job("sort", "smpi", p, ["--warmup=1", "--reps=1", "--nps=1,32,1024",
+            jobs.append(Job("sort", "smpi", p, ["--warmup=1", "--reps=1", "--nps=1,16,1024",
                                                 "--distributions=uniform", "--impls=jquick_mpi_create_group"],
                             stack_kib=1024, timeout=5400, sim_cfg=cfg(p)))
     if 64 <= max_p:
