@@ -135,8 +135,8 @@ SORT_CHARGED_MAX_P = 256
 def full(max_p=2**15):
     """The paper's figures over p = 16, 64, ..., 4096, 16384 and 2^15 on the simulated machine,
     sized to finish in about an hour with --jobs 2 on two cores (62 minutes at 3effe7c). From 1024
-    ranks on, sends are rendezvous (SimGrid's eager-send bookkeeping is quadratic, docs/scale.md) and simulated runs,
-    being deterministic, are timed once after one warm-up round."""
+    ranks on, sends are rendezvous (SimGrid's eager-send bookkeeping is quadratic, docs/scale.md)
+    and simulated runs, being deterministic, are timed once after one warm-up round."""
     jobs = []
     ps = [p for p in (16, 64, 256, 1024, 4096, 16384, 2**15) if p <= max_p]
 

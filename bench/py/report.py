@@ -68,6 +68,17 @@ def ratio(a, b):
     return a / b
 
 
+def sort_ratios(d, num, den, p):
+    """[(n/p, time of `num` / time of `den`)] over the uniform sorting records at p."""
+    out = []
+    for n in d.values("n_per_pe", benchmark="sort", p=p, variant="uniform"):
+        r = ratio(d.median(benchmark="sort", implementation=num, variant="uniform", p=p, n_per_pe=n),
+                  d.median(benchmark="sort", implementation=den, variant="uniform", p=p, n_per_pe=n))
+        if r is not None:
+            out.append((n, r))
+    return out
+
+
 def fmt_ratio(x):
     if x is None:
         return "-"
@@ -209,10 +220,7 @@ def targets_table(d, sim_p_note):
     ps = [p for p in ps if d.select(benchmark="sort", implementation="jquick_mpi_create_group", variant="uniform", p=p)]
     if ps:
         p = max(ps)
-        rs = [ratio(d.median(benchmark="sort", implementation="jquick_mpi_create_group", variant="uniform", p=p, n_per_pe=n),
-                    d.median(benchmark="sort", implementation="jquick_rbc", variant="uniform", p=p, n_per_pe=n))
-              for n in d.values("n_per_pe", benchmark="sort", p=p, variant="uniform") if n <= 1024]
-        rs = [r for r in rs if r is not None]
+        rs = [r for n, r in sort_ratios(d, "jquick_mpi_create_group", "jquick_rbc", p) if n <= 1024]
         rows.append(("JQuick MPI comms / JQuick RBC, n/p <= 2^10 (uniform)", ">= 15x at 2^15",
                      "15x (Intel MPI) - 1282x (IBM MPI)", f"{range_text(rs)} (p={fmt_p(p)})",
                      _status([min(rs) >= 15] if rs else [None])))
@@ -240,23 +248,12 @@ def targets_table(d, sim_p_note):
           if d.select(benchmark="sort", implementation="hypercube_rbc", variant="uniform", p=p)]
     if ps:
         p = max(ps)
-        pairs = []
-        for n in d.values("n_per_pe", benchmark="sort", p=p, variant="uniform"):
-            r = ratio(d.median(benchmark="sort", implementation="jquick_rbc", variant="uniform", p=p, n_per_pe=n),
-                      d.median(benchmark="sort", implementation="hypercube_rbc", variant="uniform", p=p, n_per_pe=n))
-            if r is not None:
-                pairs.append((n, r))
+        pairs = sort_ratios(d, "jquick_rbc", "hypercube_rbc", p)
         worst = max(pairs, key=lambda t: t[1]) if pairs else None
         text = (f"JQuick / hypercube {range_text([r for _, r in pairs])}; worst {fmt_ratio(worst[1])} at n/p={worst[0]}"
                 f" (p={fmt_p(p)})") if worst else "no data"
         # Every other p measured, too: the goal is "any n/p", not only the largest machine.
-        everywhere = []
-        for q in ps:
-            for n in d.values("n_per_pe", benchmark="sort", p=q, variant="uniform"):
-                r = ratio(d.median(benchmark="sort", implementation="jquick_rbc", variant="uniform", p=q, n_per_pe=n),
-                          d.median(benchmark="sort", implementation="hypercube_rbc", variant="uniform", p=q, n_per_pe=n))
-                if r is not None:
-                    everywhere.append((q, n, r))
+        everywhere = [(q, n, r) for q in ps for n, r in sort_ratios(d, "jquick_rbc", "hypercube_rbc", q)]
         if len(everywhere) > len(pairs):
             best = min(everywhere, key=lambda t: t[2])
             bad = max(everywhere, key=lambda t: t[2])
@@ -477,13 +474,7 @@ def section_sort(d, plot, backend):
             if other == "jquick_rbc":
                 continue
             for q in ps:
-                pts = []
-                for n in d.values("n_per_pe", benchmark="sort", variant="uniform", p=q):
-                    r = ratio(d.median(benchmark="sort", variant="uniform", implementation=other, p=q, n_per_pe=n),
-                              d.median(benchmark="sort", variant="uniform", implementation="jquick_rbc", p=q, n_per_pe=n))
-                    if r is not None:
-                        pts.append((n, r))
-                lines.append((f"{other} / jquick_rbc, p = {fmt_p(q)}", pts))
+                lines.append((f"{other} / jquick_rbc, p = {fmt_p(q)}", sort_ratios(d, other, "jquick_rbc", q)))
         img = plot.plot("fig8_sort_ratio", "time relative to JQuick on RBC (uniform)", "n/p",
                         "time / JQuick-RBC time", lines, hline=1.0)
         if img:
