@@ -43,15 +43,15 @@ TEST(RbcProperties, PointToPointExactlyOnce) {
 }
 
 // MPI_ANY_SOURCE never matches a non-member, even when communicator contexts collide: against
-// the broken build (every communicator has the same context, so same-tag messages of all
+// the collision build (every communicator has the same tag context, so same-tag messages of all
 // communicators meet in MPI's matching), scenarios in which competing same-tag messages always
-// come from non-members must still pass: RBC's member filter alone keeps them apart.
+// come from non-members must still pass: the envelope alone keeps them apart.
 TEST(RbcProperties, WildcardNeverMatchesNonMember) {
   const Budget b = budget();
   Stats stats;
   const auto gen = gen_wildcard_isolation_scenario(kBackend, b);
   expect_success(check_property("wildcard_never_matches_non_member", kBackend, cases(b, 8, 20), stats, [&] {
-    run_case(job_for(*gen, "rbc_scenario_broken", b), stats);
+    run_case(job_for(*gen, "rbc_scenario_collide", b), stats);
   }));
 }
 
@@ -64,6 +64,18 @@ TEST(RbcProperties, NoCrossCommunicatorInterference) {
   const auto gen = gen_interference_scenario(kBackend, b);
   expect_success(check_property("no_cross_communicator_interference", kBackend, cases(b, 12, 35), stats, [&] {
     run_case(job_for(*gen, "rbc_scenario_checked", b), stats);
+  }));
+}
+
+// Isolation by construction: the interference scenarios against the collision build, where every
+// communicator has the same tag context and only the envelope's exact key keeps them apart.
+// (Before the envelope matching, this build was the "broken" one the oracle caught.)
+TEST(RbcProperties, NoInterferenceWhenContextsCollide) {
+  const Budget b = budget();
+  Stats stats;
+  const auto gen = gen_interference_scenario(kBackend, b);
+  expect_success(check_property("no_interference_when_contexts_collide", kBackend, cases(b, 12, 35), stats, [&] {
+    run_case(job_for(*gen, "rbc_scenario_collide", b), stats);
   }));
 }
 

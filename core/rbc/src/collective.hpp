@@ -47,13 +47,13 @@ class Collective : public Operation {
   // Runs once, when the operation has completed locally.
   virtual void finished() {}
 
-  int tag(Phase phase) const { return collective_mpi_tag(comm_.context(), sequence_, phase); }
+  Label label(Phase phase) const { return collective_label(sequence_, phase); }
 
   void send(const void* buf, int count, MPI_Datatype type, int rank, Phase phase) {
-    post_send(*this, comm_, buf, count, type, comm_.mpi_rank(rank), tag(phase));
+    post_send(*this, comm_, buf, count, type, comm_.mpi_rank(rank), label(phase));
   }
   void receive(void* buf, int count, MPI_Datatype type, int rank, Phase phase) {
-    post_recv(*this, comm_, buf, count, type, comm_.mpi_rank(rank), tag(phase));
+    post_recv(*this, comm_, buf, count, type, comm_.mpi_rank(rank), label(phase));
   }
 
   // Posts one receive of `count` elements from each child of `tree` (their subtree results,

@@ -1,39 +1,64 @@
 #include "rbc/comm.hpp"
 
+#include <cstdint>
 #include <string>
 
 #include "engine.hpp"
+#include "key.hpp"
 #include "member_table.hpp"
 #include "rbc/error.hpp"
 #include "sequencer.hpp"
-#include "tags.hpp"
+#include "wire.hpp"
 
 namespace rbc {
 
+namespace detail {
+
 namespace {
-// Context of a communicator spanning a whole MPI communicator.
-constexpr std::uint64_t kRootId = 1;
-constexpr std::uint64_t kLeftSalt = 0x5bd1e9955bd1e995ull;
-constexpr std::uint64_t kRightSalt = 0xc2b2ae3d27d4eb4full;
+
+// Delete callback of the attribute a handle puts on its base communicator: MPI calls it when
+// the user frees the communicator, and RBC's next operation then reports it instead of using a
+// dead handle.
+int on_base_freed(MPI_Comm, int, void* attribute, void*) {
+  static_cast<Engine*>(attribute)->mark_base_freed();
+  return MPI_SUCCESS;
+}
+
 }  // namespace
 
-RangeComm::RangeComm(MPI_Comm comm, Range range, int rank, std::uint64_t id,
+Engine::~Engine() {
+  int finalized = 1;
+  MPI_Finalized(&finalized);
+  if (finalized || keyval_ == MPI_KEYVAL_INVALID) return;
+  if (!base_freed_) MPI_Comm_delete_attr(comm_, keyval_);
+  MPI_Comm_free_keyval(&keyval_);
+}
+
+}  // namespace detail
+
+RangeComm::RangeComm(MPI_Comm comm, Range range, int rank, const detail::CommKey& key,
                      std::shared_ptr<detail::Engine> engine,
                      std::shared_ptr<const detail::MemberTable> table)
     : mpi_comm_(comm),
       range_(range),
       rank_(rank),
-      id_(id),
-      sequencer_(rank >= 0 ? std::make_shared<detail::Sequencer>() : nullptr),
+      id_(detail::digest(key)),
+      sequencer_(rank >= 0 ? std::make_shared<detail::Sequencer>(key) : nullptr),
       engine_(std::move(engine)),
       table_(std::move(table)) {}
 
-RangeComm RangeComm::from_list(std::shared_ptr<const detail::MemberTable> table, std::uint64_t id) const {
-  int me = 0;
-  MPI_Comm_rank(mpi_comm_, &me);
+RangeComm RangeComm::from_list(std::shared_ptr<const detail::MemberTable> table, std::uint64_t list,
+                               bool counted) const {
   const int size = static_cast<int>(table->ranks.size());
-  const int rank = table->index_of(me);
-  return RangeComm(mpi_comm_, Range(0, size - 1), rank, id, engine_, std::move(table));
+  const int rank = table->index_of(engine_->mpi_rank());
+  detail::CommKey key;
+  key.handle = engine_->handle();
+  key.list = list;
+  key.first = 0;
+  key.last = size - 1;
+  key.stride = 1;
+  if (rank >= 0 && counted) key.generation = engine_->next_generation(key);
+  return RangeComm(mpi_comm_, Range(0, size - 1), rank, key, engine_, std::move(table));
 }
 
 const std::shared_ptr<detail::Engine>& RangeComm::engine() const {
@@ -54,18 +79,36 @@ int RangeComm::rank_of_mpi(int mpi_rank) const {
 RangeComm RangeComm::from_mpi(MPI_Comm comm) {
   if (comm == MPI_COMM_NULL) throw Error("from_mpi: MPI_COMM_NULL is not a communicator");
   // MPI_TAG_UB is an attribute of MPI_COMM_WORLD (Open MPI does not copy it to derived
-  // communicators); its value holds for every communicator.
+  // communicators); its value holds for every communicator. The standard guarantees 32767.
   int* tag_ub = nullptr;
   int flag = 0;
-  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag);
-  if (!flag || *tag_ub < detail::kRequiredTagUb) {
+  detail::check_mpi(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag), "MPI_Comm_get_attr");
+  if (!flag || *tag_ub < 32767) {
     throw Error("MPI_TAG_UB of this MPI library is " + std::to_string(flag ? *tag_ub : -1) +
-                "; RBC needs 2^31-1 to keep communicators apart in the tag");
+                ", below the 32767 the MPI standard guarantees");
   }
   int size = 0, rank = 0;
-  MPI_Comm_size(comm, &size);
-  MPI_Comm_rank(comm, &rank);
-  return RangeComm(comm, Range(0, size - 1), rank, kRootId, std::make_shared<detail::Engine>(size));
+  detail::check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+  detail::check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  auto engine = std::make_shared<detail::Engine>(comm, size, rank, *tag_ub);
+  // The handle's identity: the address of rank 0's engine, which no other live handle on rank 0
+  // shares. Every handle on `comm` includes rank 0, so live handles on one MPI communicator
+  // always differ; handles on different MPI communicators are kept apart by MPI itself.
+  std::uint64_t handle = reinterpret_cast<std::uintptr_t>(engine.get());
+  detail::check_mpi(MPI_Bcast(&handle, 1, MPI_UINT64_T, 0, comm), "MPI_Bcast");
+  engine->set_handle(handle);
+  int keyval = MPI_KEYVAL_INVALID;
+  detail::check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, detail::on_base_freed, &keyval, nullptr),
+                    "MPI_Comm_create_keyval");
+  engine->set_keyval(keyval);
+  detail::check_mpi(MPI_Comm_set_attr(comm, keyval, engine.get()), "MPI_Comm_set_attr");
+  detail::CommKey key;
+  key.handle = handle;
+  key.first = 0;
+  key.last = size - 1;
+  key.stride = 1;
+  key.generation = engine->next_generation(key);
+  return RangeComm(comm, Range(0, size - 1), rank, key, std::move(engine));
 }
 
 void RangeComm::require_member() const {
@@ -74,6 +117,9 @@ void RangeComm::require_member() const {
     throw Error("the calling process is not a member of the communicator over MPI ranks [" +
                 std::to_string(range_.first()) + ".." + std::to_string(range_.last()) +
                 " stride " + std::to_string(range_.stride()) + "]");
+  }
+  if (engine_->base_freed()) {
+    throw Error("the MPI communicator this RangeComm was made from has been freed", MPI_ERR_COMM);
   }
 }
 
@@ -97,19 +143,32 @@ detail::Sequencer& RangeComm::sequencer() const {
   return *sequencer_;
 }
 
-std::uint32_t RangeComm::context() const { return static_cast<std::uint32_t>(id_) & detail::kContextMask; }
+const detail::CommKey& RangeComm::key() const {
+  require_member();
+  return sequencer_->key();
+}
 
-RangeComm RangeComm::child(const Range& members, std::uint64_t salt) const {
-  int my_mpi_rank = 0;
-  MPI_Comm_rank(mpi_comm_, &my_mpi_rank);
+RangeComm RangeComm::child(const Range& members, std::uint32_t tag_salt) const {
+  const int my_mpi_rank = engine_->mpi_rank();
   const int my_index = table_ ? table_->index_of(my_mpi_rank) : my_mpi_rank;
-  return RangeComm(mpi_comm_, members, members.rank_of(my_index), detail::child_id(id_ ^ salt, members),
-                   engine_, table_);
+  const int rank = members.rank_of(my_index);
+  detail::CommKey key = sequencer_->key();
+  key.first = members.first();
+  key.last = members.last();
+  key.stride = members.stride();
+  key.tag = tag_salt;
+  key.generation = rank >= 0 ? engine_->next_generation(key) : 0;
+  return RangeComm(mpi_comm_, members, rank, key, engine_, table_);
 }
 
 RangeComm RangeComm::split(int first, int last, int stride) const {
   require_member();
-  return child(range_.sub(first, last, stride), 0);
+  return child(range_.sub(first, last, stride));
+}
+
+RangeComm RangeComm::split_tagged(int first, int last, int stride, int tag) const {
+  require_member();
+  return child(range_.sub(first, last, stride), static_cast<std::uint32_t>(tag) + 1);
 }
 
 std::pair<RangeComm, RangeComm> RangeComm::janus_split(int left_last, int right_first) const {
@@ -123,9 +182,9 @@ std::pair<RangeComm, RangeComm> RangeComm::janus_split(int left_last, int right_
     throw Error("janus_split(" + std::to_string(left_last) + ", " + std::to_string(right_first) +
                 "): the halves must cover every rank (right_first <= left_last + 1)");
   }
-  // Salted apart from plain splits and from each other, so the halves stay distinct even where
-  // they span the same ranks.
-  return {child(range_.sub(0, left_last), kLeftSalt), child(range_.sub(right_first, p - 1), kRightSalt)};
+  RangeComm left = child(range_.sub(0, left_last));
+  RangeComm right = child(range_.sub(right_first, p - 1));
+  return {std::move(left), std::move(right)};
 }
 
 }  // namespace rbc

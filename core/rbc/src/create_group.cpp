@@ -10,23 +10,28 @@
 #include "checks.hpp"
 #include "member_table.hpp"
 #include "rbc/error.hpp"
+#include "engine.hpp"
 #include "sequencer.hpp"
 
 namespace rbc {
 
 namespace {
 
-std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
-  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-  h ^= h >> 30;
-  h *= 0xbf58476d1ce4e5b9ull;
-  h ^= h >> 27;
-  h *= 0x94d049bb133111ebull;
-  return h ^ (h >> 31);
+// List identities (see detail::CommKey::list). A provisional communicator over the list, used
+// only to broadcast the chosen identity, is named by the list's first member, the user's tag and
+// the list's size (MPI's rule: concurrent creations over overlapping groups use distinct tags;
+// sequential ones may reuse a tag, since every member has its one message of a creation before
+// it starts the next); the created one by the first member and a counter of its creations on
+// this handle.
+std::uint64_t provisional_list(int first_mpi_rank, int tag) {
+  return (std::uint64_t{1} << 62) | (static_cast<std::uint64_t>(first_mpi_rank) << 16) |
+         static_cast<std::uint64_t>(tag);
 }
 
-constexpr std::uint64_t kProvisionalSalt = 0x2545f4914f6cdd1dull;
-constexpr std::uint64_t kCreatedSalt = 0x9fb21c651e98df25ull;
+std::uint64_t created_list(int first_mpi_rank, std::uint64_t creation) {
+  return (std::uint64_t{1} << 63) | (static_cast<std::uint64_t>(first_mpi_rank) << 31) |
+         (creation & ((std::uint64_t{1} << 31) - 1));
+}
 
 // Broadcasts the identity chosen by the group's first member over a provisional communicator
 // of the group, then builds the new communicator from it.
@@ -102,12 +107,11 @@ Request icomm_create_group(const RangeComm& parent, const Group& group, int tag,
       throw Error("comm_create_group: the calling rank " + std::to_string(parent.rank()) +
                   " is not in the group; only members call it");
     }
-    *newcomm = parent.split(r.first(), r.last(), r.stride());
+    *newcomm = parent.split_tagged(r.first(), r.last(), r.stride(), tag);
     return Request();
   }
 
   std::vector<int> members = group.ranks();
-  std::uint64_t list_hash = 0;
   int my_position = -1;
   for (std::size_t i = 0; i < members.size(); ++i) {
     const int r = members[i];
@@ -116,7 +120,6 @@ Request icomm_create_group(const RangeComm& parent, const Group& group, int tag,
                   " is outside the parent communicator of size " + std::to_string(p));
     }
     if (r == parent.rank()) my_position = static_cast<int>(i);
-    list_hash = mix(list_hash, static_cast<std::uint64_t>(r));
     members[i] = parent.mpi_rank(r);
   }
   if (my_position < 0) {
@@ -124,14 +127,9 @@ Request icomm_create_group(const RangeComm& parent, const Group& group, int tag,
                 " is not in the group; only members call it");
   }
   auto table = std::make_shared<const detail::MemberTable>(std::move(members));
-  const std::uint64_t provisional_id =
-      mix(mix(parent.id() ^ kProvisionalSalt, list_hash), static_cast<std::uint64_t>(tag));
-  const RangeComm provisional = parent.from_list(table, provisional_id);
+  const RangeComm provisional = parent.from_list(table, provisional_list(table->ranks[0], tag), false);
   std::uint64_t chosen = 0;
-  if (my_position == 0) {
-    chosen = mix(mix(parent.id() ^ kCreatedSalt, static_cast<std::uint64_t>(table->ranks[0])),
-                 parent.sequencer().next_creation());
-  }
+  if (my_position == 0) chosen = created_list(table->ranks[0], parent.engine()->next_creation());
   return Request(std::make_unique<CreateGroup>(parent, provisional, std::move(table), chosen, newcomm));
 }
 

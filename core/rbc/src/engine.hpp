@@ -1,25 +1,69 @@
 #pragma once
 
+#include <mpi.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "key.hpp"
 #include "operation.hpp"
+#include "tags.hpp"
 
 namespace rbc::detail {
 
-// The rank's incomplete nonblocking operations on all communicators derived from one
-// RangeComm::from_mpi. Any wait progresses all of them, as MPI's progress engine does, so
-// waiting for one request never starves another one that a peer depends on. Owned by the
-// communicators (no global state).
+// A message that arrived before the receive it belongs to was posted (or that a receive of
+// another communicator took because their tags coincide): its envelope and, for a small
+// message, its payload. A large message's payload is still with MPI, under its payload tag.
+struct Parked {
+  int mpi_source = MPI_PROC_NULL;
+  std::vector<char> wire;  // envelope + packed payload
+};
+
+// A receive posted to MPI (its MPI request is op->awaited()[slot]), with what it expects.
+struct Posted {
+  Operation* op;
+  std::size_t slot;
+  CommKey key;
+  Label label;
+  int mpi_source;  // MPI_ANY_SOURCE for a wildcard receive
+  int mpi_tag;
+  std::uint64_t order;  // posting order: MPI matches older receives first
+};
+
+// Per from_mpi handle, on one rank: the incomplete nonblocking operations of every communicator
+// derived from the handle (any wait progresses all of them, as MPI's progress engine does), the
+// messages parked for receives not posted yet, and what makes keys and tags. Owned by the
+// communicators through shared_ptr (no global state).
 class Engine {
  public:
-  explicit Engine(int mpi_size) : mpi_size_(mpi_size) {}
-  // Size of the MPI communicator the root RangeComm was made from.
+  Engine(MPI_Comm comm, int mpi_size, int mpi_rank, int tag_ub)
+      : comm_(comm), mpi_size_(mpi_size), mpi_rank_(mpi_rank), layout_(tag_ub) {}
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  MPI_Comm comm() const { return comm_; }
   int mpi_size() const { return mpi_size_; }
+  int mpi_rank() const { return mpi_rank_; }
+  const TagLayout& layout() const { return layout_; }
+
+  std::uint64_t handle() const { return handle_; }
+  void set_handle(std::uint64_t handle) { handle_ = handle; }
+
+  // Generation of a new communicator over `key`'s member set (see CommKey).
+  std::uint64_t next_generation(const CommKey& key) { return generations_[key.group()]++; }
+  // Communicators this rank created as first member of a listed group.
+  std::uint64_t next_creation() { return creations_++; }
+
+  // Set by the delete callback of the attribute on the base communicator: it was freed.
+  bool base_freed() const { return base_freed_; }
+  void mark_base_freed() { base_freed_ = true; }
+  void set_keyval(int keyval) { keyval_ = keyval; }
 
   void add(Operation* op) { active_.push_back(op); }
   void remove(Operation* op) { active_.erase(std::remove(active_.begin(), active_.end(), op), active_.end()); }
@@ -30,32 +74,50 @@ class Engine {
   void progress_all(bool may_test) {
     std::vector<Operation*> snapshot = active_;
     for (Operation* op : snapshot) {
+      if (std::find(active_.begin(), active_.end(), op) == active_.end()) continue;
       if (op->progress(may_test)) remove(op);
     }
   }
 
   const std::vector<Operation*>& active() const { return active_; }
 
-  // Wildcard receives wait in line per (communicator, tag): only the oldest one may take a
-  // message, so they match in the order they were posted, as MPI's posted receives do.
-  using WildcardKey = std::pair<std::uint64_t, int>;
-  void enqueue_wildcard(const WildcardKey& key, const void* op) { wildcards_[key].push_back(op); }
-  bool first_wildcard(const WildcardKey& key, const void* op) const {
-    const auto it = wildcards_.find(key);
-    return it != wildcards_.end() && !it->second.empty() && it->second.front() == op;
+  // Receives posted to MPI.
+  void register_posted(Posted posted) {
+    posted.order = next_order_++;
+    posted_.push_back(posted);
   }
-  void dequeue_wildcard(const WildcardKey& key, const void* op) {
-    const auto it = wildcards_.find(key);
-    if (it == wildcards_.end()) return;
-    auto& line = it->second;
-    line.erase(std::remove(line.begin(), line.end(), op), line.end());
-    if (line.empty()) wildcards_.erase(it);
+  void unregister_posted(const Operation* op, std::size_t slot) {
+    posted_.erase(std::remove_if(posted_.begin(), posted_.end(),
+                                 [&](const Posted& p) { return p.op == op && p.slot == slot; }),
+                  posted_.end());
   }
+  void unregister_all(const Operation* op) {
+    posted_.erase(std::remove_if(posted_.begin(), posted_.end(), [&](const Posted& p) { return p.op == op; }),
+                  posted_.end());
+  }
+  std::vector<Posted>& posted() { return posted_; }
+
+  std::deque<Parked>& parked() { return parked_; }
+
+  // Transfer number of the next large message to `mpi_dest`.
+  std::uint64_t next_transfer(int mpi_dest) { return transfers_[mpi_dest]++; }
 
  private:
+  MPI_Comm comm_;
   int mpi_size_;
+  int mpi_rank_;
+  TagLayout layout_;
+  std::uint64_t handle_ = 0;
+  std::map<std::tuple<std::uint64_t, std::int32_t, std::int32_t, std::int32_t, std::uint32_t>, std::uint64_t>
+      generations_;
+  std::uint64_t creations_ = 0;
+  bool base_freed_ = false;
+  int keyval_ = MPI_KEYVAL_INVALID;
   std::vector<Operation*> active_;
-  std::map<WildcardKey, std::deque<const void*>> wildcards_;
+  std::vector<Posted> posted_;
+  std::uint64_t next_order_ = 0;
+  std::deque<Parked> parked_;
+  std::map<int, std::uint64_t> transfers_;
 };
 
 }  // namespace rbc::detail

@@ -7,22 +7,31 @@
 #include <memory>
 #include <vector>
 
+#include "rbc/comm.hpp"
 #include "rbc/status.hpp"
+#include "tags.hpp"
 
 namespace rbc::detail {
 
 class Engine;
 
-// A message in flight in the checked build (RBC_CHECK_ENVELOPE): the wire bytes (envelope +
-// packed payload) and, for receives, where the payload goes and which envelope must arrive.
+// What a posted send or receive needs after MPI completes its request (wire.cpp): a send keeps
+// its wire buffer alive; a receive knows the communicator and label it expects, where the
+// payload goes, and whether it is still waiting for the envelope or already for the payload of
+// a large message.
 struct Transit {
+  enum class Stage { none, send, envelope, payload };
+  Stage stage = Stage::none;
   std::vector<char> wire;
-  bool is_receive = false;
   void* buf = nullptr;
   int count = 0;
   MPI_Datatype type = MPI_DATATYPE_NULL;
-  std::uint64_t comm_id = 0;
-  std::uint64_t sequence = 0;
+  const RangeComm* comm = nullptr;  // the receiving communicator (owned by the operation)
+  Label label;
+  int mpi_source = MPI_PROC_NULL;   // as posted: a rank or MPI_ANY_SOURCE
+  int mpi_tag = 0;
+  int found_source = MPI_PROC_NULL;  // once the envelope has arrived
+  std::uint64_t payload_bytes = 0;
 };
 
 // A nonblocking operation as a state machine. Each state ends by posting the MPI requests it
@@ -33,7 +42,7 @@ struct Transit {
 class Operation {
  public:
   explicit Operation(std::shared_ptr<Engine> engine) : engine_(std::move(engine)) {}
-  virtual ~Operation() = default;
+  virtual ~Operation();
 
   Engine& engine() const { return *engine_; }
 
@@ -42,22 +51,25 @@ class Operation {
   // has completed).
   virtual bool progress(bool may_test) = 0;
 
-  // Requests the current state waits on. Empty while not complete means the operation polls
-  // (a wildcard receive that has not found its message yet).
+  // Requests the current state waits on.
   std::vector<MPI_Request>& awaited() { return awaited_; }
 
-  // Bookkeeping once awaited()[index] has completed, wherever it was completed.
+  // Bookkeeping once awaited()[index] has completed, wherever it was completed. A receive may
+  // put a new request in the slot (the payload of a large message, or a repost after a foreign
+  // message), so the slot is complete only if it is MPI_REQUEST_NULL afterwards.
   void request_done(std::size_t index, const MPI_Status& status);
 
-  // For an operation that polls (awaits no request): blocks until it may progress, when it is
-  // the only thing this rank waits for. Default: return at once.
-  virtual void block();
+  std::vector<Transit>& transits() { return transits_; }
+  // For the wire: hands the receive's final status to the operation.
+  void deliver(std::size_t index, const MPI_Status& status) { completed(index, status); }
+
 
   const Status& status() const { return status_; }
 
-  void await(MPI_Request request, Transit transit = Transit()) {
+  std::size_t await(MPI_Request request, Transit transit = Transit()) {
     awaited_.push_back(request);
     transits_.push_back(std::move(transit));
+    return awaited_.size() - 1;
   }
 
  protected:

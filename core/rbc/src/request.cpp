@@ -24,26 +24,21 @@ void wait_for_some(Operation* const* ops, std::size_t count) {
       owner.emplace_back(ops[k], i);
       any = true;
     }
-    if (!any) {
-      // A polling operation: alone it may block its own way, else the caller polls again.
-      if (count == 1) ops[k]->block();
-      return;
-    }
+    if (!any) return;  // it can advance without waiting
   }
   if (all.empty()) return;
   int index = MPI_UNDEFINED;
   MPI_Status status;
-  MPI_Waitany(static_cast<int>(all.size()), all.data(), &index, &status);
+  check_mpi(MPI_Waitany(static_cast<int>(all.size()), all.data(), &index, &status), "MPI_Waitany");
   if (index == MPI_UNDEFINED) return;
   auto [op, i] = owner[static_cast<std::size_t>(index)];
   op->awaited()[i] = MPI_REQUEST_NULL;
   op->request_done(i, status);
 }
 
-void Operation::request_done(std::size_t index, const MPI_Status& status) {
-  finish_transit(transits_[index], status);
-  completed(index, status);
-}
+Operation::~Operation() { engine_->unregister_all(this); }
+
+void Operation::request_done(std::size_t index, const MPI_Status& status) { complete_slot(*this, index, status); }
 
 bool Operation::awaited_complete(bool may_test) {
   bool all = true;
@@ -52,9 +47,10 @@ bool Operation::awaited_complete(bool may_test) {
     if (!may_test) return false;
     int flag = 0;
     MPI_Status status;
-    MPI_Test(&awaited_[i], &flag, &status);
+    check_mpi(MPI_Test(&awaited_[i], &flag, &status), "MPI_Test");
     if (flag) {
       request_done(i, status);
+      if (awaited_[i] != MPI_REQUEST_NULL) all = false;
     } else {
       all = false;
     }
@@ -66,7 +62,6 @@ bool Operation::awaited_complete(bool may_test) {
   return all;
 }
 
-void Operation::block() {}
 
 }  // namespace detail
 

@@ -6,15 +6,22 @@
 #include <utility>
 
 #include "rbc/error.hpp"
+#include "key.hpp"
 #include "tags.hpp"
 
 namespace rbc::detail {
+
+// Nonblocking collectives one communicator may have outstanding on one rank.
+inline constexpr int kMaxOutstandingCollectives = 256;
 
 // Numbers the collectives of one communicator on one rank. All members start collectives in
 // the same order, so the numbers agree without communication. The checked build also numbers
 // messages per (peer, tag) in each direction.
 class Sequencer {
  public:
+  explicit Sequencer(const CommKey& key) : key_(key) {}
+  const CommKey& key() const { return key_; }
+
   std::uint64_t next_sent(int mpi_peer, int mpi_tag) { return sent_[{mpi_peer, mpi_tag}]++; }
   std::uint64_t next_received(int mpi_peer, int mpi_tag) { return received_[{mpi_peer, mpi_tag}]++; }
 
@@ -28,13 +35,10 @@ class Sequencer {
   }
   void finish() { --outstanding_; }
 
-  // Communicators this rank has created from this one as first member of a listed group.
-  std::uint64_t next_creation() { return creations_++; }
-
  private:
+  CommKey key_;
   std::uint32_t next_ = 0;
   int outstanding_ = 0;
-  std::uint64_t creations_ = 0;
   std::map<std::pair<int, int>, std::uint64_t> sent_;
   std::map<std::pair<int, int>, std::uint64_t> received_;
 };

@@ -2,72 +2,76 @@
 
 #include <cstdint>
 
+#include "key.hpp"
 #include "rbc/comm.hpp"
-#include "rbc/range.hpp"
 
-// Layout of the 31-bit MPI tag RBC sends with:
+// What RBC puts in MPI tags. Isolation does not depend on it: every message carries its
+// communicator's exact key and its label in an envelope, checked at the receiver (wire.cpp).
+// The tag only narrows what MPI matches, so that a receive rarely sees another communicator's
+// message. It adapts to the library's MPI_TAG_UB (any value from the standard's 32767 up):
 //
-//   bit 30      0 = user point-to-point, 1 = collective-internal
-//   bits 29..13 context of the communicator (17 bits)
-//   bits 12..0  user: the user's tag (0..max_user_tag)
-//               collective: sequence number (8 bits) and message phase (5 bits)
+//   bit B-1         1 = payload of a large message (then the rest is the transfer number)
+//   bit B-2         0 = user point-to-point, 1 = collective-internal
+//   next C bits     context: low bits of the key's digest
+//   low L bits      user tag, or the collective's sequence number and phase (low bits)
 //
-// The context keeps communicators that share ranks apart; the sequence number keeps
-// concurrent collectives on one communicator apart, whatever order they progress in.
+// where B is the number of tag bits MPI_TAG_UB allows (15 for 32767, 28 for MPICH's 2^28-1,
+// 31 for Open MPI and SMPI), C = max(5, B - 17) and L = B - 2 - C.
 namespace rbc::detail {
 
-inline constexpr int kUserTagBits = 13;
-inline constexpr int kContextBits = 17;
-inline constexpr std::uint32_t kContextMask = (1u << kContextBits) - 1;
-inline constexpr int kCollectiveFlag = 1 << 30;
-inline constexpr int kSequenceBits = 8;
-inline constexpr int kPhaseBits = 5;
-inline constexpr int kMaxOutstandingCollectives = 1 << kSequenceBits;
-inline constexpr int kRequiredTagUb = 0x7fffffff;
+// Which message of a communicator: a user message with its tag, or phase `tag` of the
+// collective numbered `sequence`.
+struct Label {
+  std::uint32_t collective = 0;
+  std::uint32_t sequence = 0;
+  std::int32_t tag = 0;
 
-static_assert(max_user_tag == (1 << kUserTagBits) - 1, "user tag bits and max_user_tag disagree");
-static_assert(kSequenceBits + kPhaseBits == kUserTagBits, "collective fields must fill the low bits");
-
-// RBC_TEST_DROP_CONTEXT builds a deliberately broken RBC whose tags do not carry the context,
-// so that tests can prove the interference checks catch the mistake.
-inline std::uint32_t tag_context(std::uint32_t context) {
-#ifdef RBC_TEST_DROP_CONTEXT
-  (void)context;
-  return 0;
-#else
-  return context & kContextMask;
-#endif
-}
-
-inline int user_mpi_tag(std::uint32_t context, int tag) {
-  return static_cast<int>((tag_context(context) << kUserTagBits) | static_cast<std::uint32_t>(tag));
-}
-
-inline int collective_mpi_tag(std::uint32_t context, std::uint32_t sequence, int phase) {
-  const std::uint32_t low =
-      ((sequence & ((1u << kSequenceBits) - 1)) << kPhaseBits) | static_cast<std::uint32_t>(phase);
-  return kCollectiveFlag | static_cast<int>((tag_context(context) << kUserTagBits) | low);
-}
-
-inline int user_tag_of(int mpi_tag) { return mpi_tag & max_user_tag; }
-
-// Identity of a sub-communicator: a mix of the parent's identity and the member set (in ranks of
-// the MPI communicator), so every member computes the same value locally. Its low 17 bits are
-// the context in the tag: distinct communicators share a context with probability 2^-17, which
-// the checked build's envelope (full 64 bits) detects.
-inline std::uint64_t child_id(std::uint64_t parent, const Range& members) {
-  std::uint64_t h = 0x9e3779b97f4a7c15ull ^ parent;
-  for (std::uint64_t v : {static_cast<std::uint64_t>(members.first()),
-                          static_cast<std::uint64_t>(members.stride()),
-                          static_cast<std::uint64_t>(members.size())}) {
-    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-    h ^= h >> 30;
-    h *= 0xbf58476d1ce4e5b9ull;
-    h ^= h >> 27;
-    h *= 0x94d049bb133111ebull;
-    h ^= h >> 31;
+  friend bool operator==(const Label& a, const Label& b) {
+    return a.collective == b.collective && a.sequence == b.sequence && a.tag == b.tag;
   }
-  return h;
-}
+  friend bool operator!=(const Label& a, const Label& b) { return !(a == b); }
+};
+
+inline Label user_label(int tag) { return Label{0, 0, tag}; }
+inline Label collective_label(std::uint32_t sequence, int phase) { return Label{1, sequence, phase}; }
+
+class TagLayout {
+ public:
+  explicit TagLayout(int tag_ub) {
+    bits_ = 1;
+    while (bits_ < 31 && (static_cast<std::int64_t>(1) << (bits_ + 1)) - 1 <= tag_ub) ++bits_;
+    context_bits_ = bits_ - 17 > 5 ? bits_ - 17 : 5;
+    low_bits_ = bits_ - 2 - context_bits_;
+  }
+
+  int bits() const { return bits_; }
+
+  int tag(std::uint64_t digest, const Label& label) const {
+#ifdef RBC_TEST_COLLIDE_CONTEXTS
+    digest = 0;
+#endif
+    const std::uint32_t context = static_cast<std::uint32_t>(digest) & mask(context_bits_);
+    const std::uint32_t value =
+        label.collective ? (label.sequence << 5) | static_cast<std::uint32_t>(label.tag)
+                         : static_cast<std::uint32_t>(label.tag);
+    const std::uint32_t kind = label.collective ? 1u << (bits_ - 2) : 0u;
+    return static_cast<int>(kind | (context << low_bits_) | (value & mask(low_bits_)));
+  }
+
+  int payload_tag(std::uint64_t transfer) const {
+    return static_cast<int>((1u << (bits_ - 1)) | (static_cast<std::uint32_t>(transfer) & mask(bits_ - 1)));
+  }
+
+  // Large messages from one process to another that may be in flight at once before their
+  // payload tags repeat.
+  std::uint64_t payload_window() const { return std::uint64_t{1} << (bits_ - 1); }
+
+ private:
+  static std::uint32_t mask(int bits) { return bits >= 32 ? ~0u : (1u << bits) - 1; }
+
+  int bits_;
+  int context_bits_;
+  int low_bits_;
+};
 
 }  // namespace rbc::detail

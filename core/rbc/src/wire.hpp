@@ -2,32 +2,45 @@
 
 #include <mpi.h>
 
+#include <optional>
+
 #include "operation.hpp"
 #include "rbc/comm.hpp"
+#include "tags.hpp"
 
-// How RBC puts messages on the wire. Normally the user's buffer goes out as is. The checked
-// build (RBC_CHECK_ENVELOPE) sends every message as an envelope (64-bit communicator identity,
-// per-(peer, tag) sequence number) followed by the packed payload, and verifies the envelope at
-// the receiver: a message taken by the wrong communicator or out of order aborts with
-// "rbc: interference: ...". Ranks and tags here are MPI's.
+// How RBC puts messages on the wire. Every message starts with an envelope: the exact key of
+// its communicator and its label (user tag, or collective sequence and phase). A receive takes
+// a message only if both are its own; a message that MPI matched to the wrong receive (their
+// MPI tags coincide) is parked for its owner, and a posted receive of the owner is cancelled
+// and served from the park, so no message ever reaches another communicator's receive.
+//
+// Small messages (payload up to kEagerBytes) travel in one MPI message, envelope + packed
+// payload, into a receive buffer large enough for any small message (a foreign message can
+// never be truncated). Larger ones send the envelope first and the payload as a second message
+// with a payload tag that is unique per sender and receiver; the receiver posts the payload
+// receive into the user's buffer once it has accepted the envelope.
 namespace rbc::detail {
 
+inline constexpr int kEagerBytes = 4096;
+
 void post_send(Operation& op, const RangeComm& comm, const void* buf, int count, MPI_Datatype type,
-               int mpi_dest, int mpi_tag);
+               int mpi_dest, const Label& label);
+// `comm` must outlive the receive (operations keep their communicator as a member).
 void post_recv(Operation& op, const RangeComm& comm, void* buf, int count, MPI_Datatype type,
-               int mpi_source, int mpi_tag);
-void send_now(const RangeComm& comm, const void* buf, int count, MPI_Datatype type, int mpi_dest,
-              int mpi_tag);
-MPI_Status recv_now(const RangeComm& comm, void* buf, int count, MPI_Datatype type, int mpi_source,
-                    int mpi_tag);
+               int mpi_source, const Label& label);
 
-// True in the checked build, whose receives must know their source before they are posted.
-bool envelope_checked();
+// Runs when MPI has completed the request in op.awaited()[index] (set to MPI_REQUEST_NULL by the
+// caller). Leaves a new request there if the receive goes on.
+void complete_slot(Operation& op, std::size_t index, const MPI_Status& status);
 
-// Elements of `type` in the payload of a received or probed message.
+// A message for (`comm`, `label`) from `mpi_source` (or any member) that has arrived and not been
+// received; the status gives its source, tag and size. Blocks until there is one if `block`.
+std::optional<MPI_Status> probe_message(const RangeComm& comm, int mpi_source, const Label& label, bool block);
+
+// Elements of `type` in a message's payload, given its RBC status.
 int payload_count(const MPI_Status& status, MPI_Datatype type);
 
-// Verifies and unpacks a completed checked receive (no-op for sends).
-void finish_transit(Transit& transit, const MPI_Status& status);
+// Throws rbc::Error naming the MPI call, the error class and MPI's text unless rc is MPI_SUCCESS.
+void check_mpi(int rc, const char* call);
 
 }  // namespace rbc::detail

@@ -14,28 +14,36 @@ namespace detail {
 class Sequencer;
 class Engine;
 struct MemberTable;
+struct CommKey;
 }
 
-// Tags users may pass to RBC point-to-point calls: 0..max_user_tag. The remaining bits of the
-// 31-bit MPI tag carry the communicator's context, so equal user tags on different communicators
-// (even ones overlapping in many ranks) never match each other.
-inline constexpr int max_user_tag = (1 << 13) - 1;
+// Tags users may pass to RBC point-to-point calls: 0..max_user_tag, the range every MPI
+// library guarantees. Tags travel in each message's envelope, so they do not depend on the MPI
+// library's MPI_TAG_UB, and equal tags on different communicators never match each other.
+inline constexpr int max_user_tag = 32767;
 
 // A communicator over a strided range of ranks of an MPI communicator.
 //
-// Creating one (from_mpi, split, janus_split) is O(1) time and memory and sends no message: each
-// member derives the new context from the parent's context and the range. A caller outside the
+// Creating one by split or janus_split is O(1) time and memory and sends no message: each
+// member derives the new communicator's key locally (see below). A caller outside the
 // requested range gets a communicator whose is_member() is false; every operation on it throws.
-// Copies are handles to the same communicator (they share its collective sequence). Splitting
-// the same range twice from one parent yields the same context: do not run collectives on both
-// at the same time (as with two handles of one MPI communicator).
+// Copies are handles to the same communicator (they share its collective sequence).
+//
+// Every from_mpi and every split makes a new communicator, isolated from all others: no message
+// of one is ever received by another, whatever tags the user passes, even when they span the
+// same ranks. The rule that makes this work without communication is MPI's: the members of a
+// communicator create communicators over the same member set in the same order (and every
+// process of an MPI communicator calls from_mpi on it in the same order).
 class RangeComm {
  public:
   // Not a member of anything; is_member() is false.
   RangeComm() = default;
 
-  // All ranks of `comm`. Local, no communication. Throws rbc::Error if the MPI library's
-  // MPI_TAG_UB is below 2^31 - 1 (RBC needs the full tag space; Open MPI and SMPI provide it).
+  // All ranks of `comm`. Collective over `comm`: one broadcast of 8 bytes. Works with any MPI
+  // library (any MPI_TAG_UB from the standard's 32767 up). RBC sends on `comm` itself with tags
+  // of its own: a raw MPI receive with MPI_ANY_TAG on `comm` may take RBC's messages (give such
+  // traffic a communicator of its own). Freeing `comm` while RangeComms of it are in use makes
+  // their next operation throw rbc::Error (class MPI_ERR_COMM).
   static RangeComm from_mpi(MPI_Comm comm);
 
   // Members first..last (stride) of this communicator, in this communicator's ranks. Only
@@ -62,25 +70,32 @@ class RangeComm {
   // Member rank of an mpi_comm() rank, or -1.
   int rank_of_mpi(int mpi_rank) const;
 
-  // 64-bit identity, computed from the parent's identity and the range; context() is the part
-  // of it that travels in MPI tags (17 bits).
+  // 64-bit digest of the communicator's exact key (for display; distinct communicators may,
+  // rarely, share a digest, but never a key).
   std::uint64_t id() const { return id_; }
-  std::uint32_t context() const;
+  // Internal: the exact key every message of this communicator carries.
+  const detail::CommKey& key() const;
 
-  // Internal: per-communicator collective sequence shared by copies.
+  // Internal: per-communicator state shared by copies (key, collective sequence).
   detail::Sequencer& sequencer() const;
   // Internal: the progress engine shared by all communicators derived from one from_mpi.
   const std::shared_ptr<detail::Engine>& engine() const;
   // Internal: a communicator over the listed ranks of mpi_comm() (in list order), derived from
   // this one, for comm_create_group. The caller must be listed.
-  RangeComm from_list(std::shared_ptr<const detail::MemberTable> table, std::uint64_t id) const;
+  // `list` identifies the list (see detail::CommKey). `counted`: whether the generation counts
+  // earlier creations over the list (false for a list named by its creation's tag).
+  RangeComm from_list(std::shared_ptr<const detail::MemberTable> table, std::uint64_t list,
+                      bool counted = true) const;
+  // Internal: split for comm_create_group over a range; the tag (not the creation order) keeps
+  // concurrent creations over one range apart.
+  RangeComm split_tagged(int first, int last, int stride, int tag) const;
 
  private:
-  RangeComm(MPI_Comm comm, Range range, int rank, std::uint64_t id,
+  RangeComm(MPI_Comm comm, Range range, int rank, const detail::CommKey& key,
             std::shared_ptr<detail::Engine> engine,
             std::shared_ptr<const detail::MemberTable> table = nullptr);
   void require_member() const;
-  RangeComm child(const Range& members, std::uint64_t salt) const;
+  RangeComm child(const Range& members, std::uint32_t tag_salt = 0) const;
 
   MPI_Comm mpi_comm_ = MPI_COMM_NULL;
   Range range_{0, 0, 1};

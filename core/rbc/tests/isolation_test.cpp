@@ -1,0 +1,168 @@
+// Isolation by construction and misuse that must give a clear error (issues 15 and 18):
+// - two from_mpi handles on one MPI communicator never cross (pending collective on one,
+//   blocking on the other), and a library's own handle does not cross the caller's;
+// - the same range split twice gives two independent communicators;
+// - a chain of nested splits over the same ranks, all live, with the same user tag everywhere;
+//   built as rbc_collide (every communicator gets the same tag context) it proves that only the
+//   envelope's exact key keeps them apart;
+// - truncation with MPI_ERRORS_RETURN is an rbc::Error of class MPI_ERR_TRUNCATE, never silent;
+// - freeing the base communicator makes the next RBC call throw instead of crashing.
+#include <mpi.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "rbc/rbc.hpp"
+#include "testing/check.hpp"
+
+namespace {
+
+using janus::testing::Checker;
+using janus::testing::Context;
+
+void two_handles(Checker& check) {
+  Context c(check, "two handles on one MPI communicator");
+  const rbc::RangeComm a = rbc::RangeComm::from_mpi(MPI_COMM_WORLD);
+  const rbc::RangeComm b = rbc::RangeComm::from_mpi(MPI_COMM_WORLD);
+  check.check(a.id() != b.id(), "the handles have distinct identities");
+  const long long p = a.size();
+  long long one = 1, thousand = 1000, on_a = 0, on_b = 0;
+  rbc::Request pending = rbc::iallreduce(&one, &on_a, 1, MPI_LONG_LONG, MPI_SUM, a);
+  rbc::allreduce(&thousand, &on_b, 1, MPI_LONG_LONG, MPI_SUM, b);
+  pending.wait();
+  check.equal(on_a, p, "pending allreduce on handle a");
+  check.equal(on_b, 1000 * p, "blocking allreduce on handle b");
+  // Point-to-point with equal tags on both handles, received in the opposite order.
+  if (p >= 2) {
+    const int peer = (a.rank() + 1) % a.size();
+    const int from = (a.rank() + a.size() - 1) % a.size();
+    int out_a = 10 + a.rank(), out_b = 20 + a.rank(), in_a = -1, in_b = -1;
+    rbc::Request s1 = rbc::isend(&out_a, 1, MPI_INT, peer, 5, a);
+    rbc::Request s2 = rbc::isend(&out_b, 1, MPI_INT, peer, 5, b);
+    rbc::recv(&in_b, 1, MPI_INT, from, 5, b);
+    rbc::recv(&in_a, 1, MPI_INT, from, 5, a);
+    s1.wait();
+    s2.wait();
+    check.equal(in_a, 10 + from, "message on handle a");
+    check.equal(in_b, 20 + from, "message on handle b");
+  }
+}
+
+void same_range_twice(Checker& check) {
+  Context c(check, "one range split twice");
+  const rbc::RangeComm world = rbc::RangeComm::from_mpi(MPI_COMM_WORLD);
+  const rbc::RangeComm x = world.split(0, world.size() - 1);
+  const rbc::RangeComm y = world.split(0, world.size() - 1);
+  check.check(x.id() != y.id(), "the two splits have distinct identities");
+  long long one = 1, thousand = 1000, on_x = 0, on_y = 0;
+  rbc::Request rx = rbc::iallreduce(&one, &on_x, 1, MPI_LONG_LONG, MPI_SUM, x);
+  rbc::Request ry = rbc::iallreduce(&thousand, &on_y, 1, MPI_LONG_LONG, MPI_SUM, y);
+  // Complete in opposite orders on neighbouring ranks.
+  if (world.rank() % 2) {
+    ry.wait();
+    rx.wait();
+  } else {
+    rx.wait();
+    ry.wait();
+  }
+  check.equal(on_x, static_cast<long long>(world.size()), "allreduce on the first split");
+  check.equal(on_y, 1000LL * world.size(), "allreduce on the second split");
+}
+
+// `depth` nested splits over all ranks (all live), then on every level a ring message with the
+// same user tag, sent level by level from the deepest and received from the shallowest, and an
+// allreduce per level, started on all levels before any completes.
+void split_chain(Checker& check, int depth) {
+  Context c(check, "chain of ", depth, " nested splits");
+  std::vector<rbc::RangeComm> chain;
+  chain.reserve(static_cast<std::size_t>(depth));
+  chain.push_back(rbc::RangeComm::from_mpi(MPI_COMM_WORLD));
+  for (int d = 1; d < depth; ++d) chain.push_back(chain.back().split(0, chain.back().size() - 1));
+  const int p = chain[0].size();
+  const int me = chain[0].rank();
+  if (p >= 2) {
+    std::vector<int> out(static_cast<std::size_t>(depth)), in(static_cast<std::size_t>(depth), -1);
+    std::vector<rbc::Request> sends;
+    for (int d = depth - 1; d >= 0; --d) {
+      out[static_cast<std::size_t>(d)] = d * 1000 + me;
+      sends.push_back(rbc::isend(&out[static_cast<std::size_t>(d)], 1, MPI_INT, (me + 1) % p, 7, chain[static_cast<std::size_t>(d)]));
+    }
+    const int from = (me + p - 1) % p;
+    int wrong = 0;
+    for (int d = 0; d < depth; ++d) {
+      rbc::recv(&in[static_cast<std::size_t>(d)], 1, MPI_INT, MPI_ANY_SOURCE, 7, chain[static_cast<std::size_t>(d)]);
+      if (in[static_cast<std::size_t>(d)] != d * 1000 + from) ++wrong;
+    }
+    rbc::wait_all(sends);
+    check.equal(wrong, 0, "ring messages delivered to another level");
+  }
+  const int levels = depth < 200 ? depth : 200;
+  std::vector<long long> value(static_cast<std::size_t>(levels)), sum(static_cast<std::size_t>(levels), -1);
+  std::vector<rbc::Request> pending;
+  for (int d = 0; d < levels; ++d) {
+    value[static_cast<std::size_t>(d)] = d + 1;
+    pending.push_back(rbc::iallreduce(&value[static_cast<std::size_t>(d)], &sum[static_cast<std::size_t>(d)], 1,
+                                      MPI_LONG_LONG, MPI_SUM, chain[static_cast<std::size_t>(depth - 1 - d)]));
+  }
+  rbc::wait_all(pending);
+  int wrong = 0;
+  for (int d = 0; d < levels; ++d) wrong += sum[static_cast<std::size_t>(d)] != static_cast<long long>(d + 1) * p;
+  check.equal(wrong, 0, "allreduces that returned another level's sum");
+}
+
+void truncation_returns_error(Checker& check) {
+  Context c(check, "truncation with MPI_ERRORS_RETURN");
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  const rbc::RangeComm world = rbc::RangeComm::from_mpi(comm);
+  const int p = world.size();
+  if (p >= 2 && world.rank() < 2) {
+    const int peer = 1 - world.rank();
+    for (int size : {4, 2000}) {  // a small message and a large (two-part) one
+      std::vector<int> out(static_cast<std::size_t>(size), 1), in(2, -1);
+      rbc::Request s = rbc::isend(out.data(), size, MPI_INT, peer, 3, world);
+      int error_class = 0;
+      check.throws<rbc::Error>(
+          [&] {
+            try {
+              rbc::recv(in.data(), 2, MPI_INT, peer, 3, world);
+            } catch (const rbc::Error& e) {
+              error_class = e.error_class();
+              throw;
+            }
+          },
+          "truncated", "a ", size, "-int message into a 2-int receive");
+      check.equal(error_class, MPI_ERR_TRUNCATE, "error class");
+      s.wait();
+    }
+  }
+  MPI_Barrier(comm);
+  MPI_Comm_free(&comm);
+}
+
+void freed_base_is_reported(Checker& check) {
+  Context c(check, "freed base communicator");
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  const rbc::RangeComm world = rbc::RangeComm::from_mpi(comm);
+  MPI_Comm_free(&comm);
+  int value = 1, sum = 0;
+  check.throws<rbc::Error>([&] { rbc::allreduce(&value, &sum, 1, MPI_INT, MPI_SUM, world); }, "has been freed",
+                           "collective after MPI_Comm_free of the base");
+  check.throws<rbc::Error>([&] { (void)world.split(0, 0); }, "has been freed", "split after MPI_Comm_free");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return janus::testing::run_test(argc, argv, "isolation_test", [](Checker& check) {
+    const char* depth = std::getenv("JANUS_SPLIT_CHAIN");
+    two_handles(check);
+    same_range_twice(check);
+    split_chain(check, depth ? std::atoi(depth) : 2000);
+    truncation_returns_error(check);
+    freed_base_is_reported(check);
+  });
+}
