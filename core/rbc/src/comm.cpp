@@ -1,7 +1,10 @@
 #include "rbc/comm.hpp"
 
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <string>
+#include <utility>
 
 #include "engine.hpp"
 #include "key.hpp"
@@ -22,6 +25,32 @@ namespace {
 int on_base_freed(MPI_Comm, int, void* attribute, void*) {
   static_cast<Engine*>(attribute)->mark_base_freed();
   return MPI_SUCCESS;
+}
+
+// The engine of (MPI communicator, calling process). All handles on one communicator must share
+// it, and MPI offers no way to find state a previous handle left on a communicator without a
+// key known in advance, so this is the one piece of process-wide state in RBC. It is keyed by
+// the caller's MPI_COMM_WORLD rank as well: under SMPI, all simulated ranks share one copy of
+// it, and each finds only its own engines.
+std::shared_ptr<Engine> shared_engine(MPI_Comm comm, int size, int rank, int tag_ub) {
+  static std::mutex mutex;
+  static std::map<std::pair<MPI_Comm, int>, std::weak_ptr<Engine>> engines;
+  int world_rank = 0;
+  check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank), "MPI_Comm_rank");
+  const std::lock_guard<std::mutex> lock(mutex);
+  for (auto it = engines.begin(); it != engines.end();) {
+    it = it->second.expired() ? engines.erase(it) : std::next(it);
+  }
+  auto& slot = engines[{comm, world_rank}];
+  std::shared_ptr<Engine> engine = slot.lock();
+  if (engine && !engine->base_freed()) return engine;
+  engine = std::make_shared<Engine>(comm, size, rank, tag_ub);
+  slot = engine;
+  int keyval = MPI_KEYVAL_INVALID;
+  check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_base_freed, &keyval, nullptr), "MPI_Comm_create_keyval");
+  engine->set_keyval(keyval);
+  check_mpi(MPI_Comm_set_attr(comm, keyval, engine.get()), "MPI_Comm_set_attr");
+  return engine;
 }
 
 }  // namespace
@@ -52,7 +81,7 @@ RangeComm RangeComm::from_list(std::shared_ptr<const detail::MemberTable> table,
   const int size = static_cast<int>(table->ranks.size());
   const int rank = table->index_of(engine_->mpi_rank());
   detail::CommKey key;
-  key.handle = engine_->handle();
+  key.handle = sequencer_->key().handle;
   key.list = list;
   key.first = 0;
   key.last = size - 1;
@@ -90,18 +119,13 @@ RangeComm RangeComm::from_mpi(MPI_Comm comm) {
   int size = 0, rank = 0;
   detail::check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
   detail::check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
-  auto engine = std::make_shared<detail::Engine>(comm, size, rank, *tag_ub);
-  // The handle's identity: the address of rank 0's engine, which no other live handle on rank 0
-  // shares. Every handle on `comm` includes rank 0, so live handles on one MPI communicator
-  // always differ; handles on different MPI communicators are kept apart by MPI itself.
-  std::uint64_t handle = reinterpret_cast<std::uintptr_t>(engine.get());
+  auto engine = detail::shared_engine(comm, size, rank, *tag_ub);
+  // The handle's identity: a number rank 0 draws from its engine for this communicator, which
+  // lives as long as any handle on it. Every handle on `comm` includes rank 0, so live handles on
+  // one MPI communicator always differ; handles on different MPI communicators are kept apart by
+  // MPI itself.
+  std::uint64_t handle = rank == 0 ? engine->next_handle() : 0;
   detail::check_mpi(MPI_Bcast(&handle, 1, MPI_UINT64_T, 0, comm), "MPI_Bcast");
-  engine->set_handle(handle);
-  int keyval = MPI_KEYVAL_INVALID;
-  detail::check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, detail::on_base_freed, &keyval, nullptr),
-                    "MPI_Comm_create_keyval");
-  engine->set_keyval(keyval);
-  detail::check_mpi(MPI_Comm_set_attr(comm, keyval, engine.get()), "MPI_Comm_set_attr");
   detail::CommKey key;
   key.handle = handle;
   key.first = 0;

@@ -35,10 +35,12 @@ struct Posted {
   std::uint64_t order;  // posting order: MPI matches older receives first
 };
 
-// Per from_mpi handle, on one rank: the incomplete nonblocking operations of every communicator
-// derived from the handle (any wait progresses all of them, as MPI's progress engine does), the
-// messages parked for receives not posted yet, and what makes keys and tags. Owned by the
-// communicators through shared_ptr (no global state).
+// Per MPI communicator, on one rank, shared by all from_mpi handles made on it: the incomplete
+// nonblocking operations of every RBC communicator derived from them (any wait progresses all of
+// them, as MPI's progress engine does), the receives posted to MPI and the messages parked for
+// receives not posted yet (all handles share MPI's matching on the communicator, so a message
+// one handle's receive took may belong to another's), and what makes keys and tags. Owned by the
+// communicators through shared_ptr.
 class Engine {
  public:
   Engine(MPI_Comm comm, int mpi_size, int mpi_rank, int tag_ub)
@@ -52,11 +54,13 @@ class Engine {
   int mpi_rank() const { return mpi_rank_; }
   const TagLayout& layout() const { return layout_; }
 
-  std::uint64_t handle() const { return handle_; }
-  void set_handle(std::uint64_t handle) { handle_ = handle; }
+  // Identity for a new handle, when this rank is the handle's rank 0 (see CommKey::handle).
+  std::uint64_t next_handle() { return handles_++; }
 
-  // Generation of a new communicator over `key`'s member set (see CommKey).
-  std::uint64_t next_generation(const CommKey& key) { return generations_[key.group()]++; }
+  // Generation of a new communicator over `key`'s member set on its handle (see CommKey).
+  std::uint64_t next_generation(const CommKey& key) {
+    return generations_[std::tuple_cat(std::make_tuple(key.handle), key.group())]++;
+  }
   // Communicators this rank created as first member of a listed group.
   std::uint64_t next_creation() { return creations_++; }
 
@@ -107,8 +111,9 @@ class Engine {
   int mpi_size_;
   int mpi_rank_;
   TagLayout layout_;
-  std::uint64_t handle_ = 0;
-  std::map<std::tuple<std::uint64_t, std::int32_t, std::int32_t, std::int32_t, std::uint32_t>, std::uint64_t>
+  std::uint64_t handles_ = 0;
+  std::map<std::tuple<std::uint64_t, std::uint64_t, std::int32_t, std::int32_t, std::int32_t, std::uint32_t>,
+           std::uint64_t>
       generations_;
   std::uint64_t creations_ = 0;
   bool base_freed_ = false;
