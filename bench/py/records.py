@@ -8,7 +8,7 @@ PREFIX = "JANUS_BENCH "
 REQUIRED = ["benchmark", "backend", "platform", "platform_params", "rev", "p", "variant",
             "implementation", "warmup", "repetitions", "median_s", "min_s", "max_s"]
 # Size field per benchmark (message size, n/p, or none for communicator creation).
-SIZE_FIELD = {"collectives": "n", "split_bcast": "n", "sort": "n_per_pe", "merge": "n_per_pe"}
+SIZE_FIELD = {"collectives": "n", "p2p": "n", "split_bcast": "n", "sort": "n_per_pe", "merge": "n_per_pe"}
 # A record that says why a measurement was not made ("skipped": reason, e.g. ticket #286's
 # creation under SMPI, which has no intercommunicators) identifies the measurement, has no times.
 IDENTITY = ["benchmark", "backend", "platform", "platform_params", "rev", "p", "variant",

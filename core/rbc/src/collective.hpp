@@ -18,12 +18,24 @@ namespace rbc::detail {
 // Message phases inside one collective (the low bits of its tags).
 enum Phase : int { kUp = 0, kDown = 1, kCount = 2, kForward = 3 };
 
+// What a collective is, as far as its members must agree (checked in the checked build).
+enum class Kind : std::uint32_t { bcast = 1, reduce, allreduce, scan, exscan, scan_and_bcast, gather, allgather, gatherm, barrier };
+
+inline std::uint64_t signature(Kind kind, int root, int count) {
+  return (static_cast<std::uint64_t>(kind) << 56) | (static_cast<std::uint64_t>((root + 1) & 0xffffff) << 32) |
+         static_cast<std::uint32_t>(count);
+}
+
 // Base of the collective state machines: owns the collective's sequence number and runs
 // step() each time everything the previous step posted has completed.
 class Collective : public Operation {
  public:
-  explicit Collective(const RangeComm& comm)
-      : Operation(comm.engine()), comm_(comm), sequence_(comm.sequencer().start()) {}
+  // `root` -1 where there is none, `count` -1 where members legitimately pass different counts.
+  Collective(const RangeComm& comm, Kind kind, int root, int count)
+      : Operation(comm.engine()),
+        comm_(comm),
+        sequence_(comm.sequencer().start()),
+        signature_(signature(kind, root, count)) {}
   ~Collective() override { release(); }
 
   bool progress(bool may_test) final {
@@ -50,10 +62,10 @@ class Collective : public Operation {
   Label label(Phase phase) const { return collective_label(sequence_, phase); }
 
   void send(const void* buf, int count, MPI_Datatype type, int rank, Phase phase) {
-    post_send(*this, comm_, buf, count, type, comm_.mpi_rank(rank), label(phase));
+    post_send(*this, comm_, buf, count, type, comm_.mpi_rank(rank), label(phase), signature_);
   }
   void receive(void* buf, int count, MPI_Datatype type, int rank, Phase phase) {
-    post_recv(*this, comm_, buf, count, type, comm_.mpi_rank(rank), label(phase));
+    post_recv(*this, comm_, buf, count, type, comm_.mpi_rank(rank), label(phase), signature_);
   }
 
   // Posts one receive of `count` elements from each child of `tree` (their subtree results,
@@ -79,6 +91,7 @@ class Collective : public Operation {
   }
 
   std::uint32_t sequence_;
+  std::uint64_t signature_;
   bool finished_ = false;
   bool released_ = false;
 };

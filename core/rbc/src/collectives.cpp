@@ -43,7 +43,7 @@ class Reduce final : public Collective {
  public:
   Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
          bool to_all, const RangeComm& comm)
-      : Collective(comm),
+      : Collective(comm, to_all ? detail::Kind::allreduce : detail::Kind::reduce, to_all ? -1 : root, count),
         recvbuf_(recvbuf),
         count_(count),
         info_(type),
@@ -125,7 +125,11 @@ class Scan final : public Collective {
  public:
   Scan(const void* sendbuf, void* recvbuf, void* totalbuf, int count, MPI_Datatype type, MPI_Op op,
        ScanKind kind, const RangeComm& comm)
-      : Collective(comm),
+      : Collective(comm,
+                   kind == ScanKind::kInclusive   ? detail::Kind::scan
+                   : kind == ScanKind::kExclusive ? detail::Kind::exscan
+                                                  : detail::Kind::scan_and_bcast,
+                   -1, count),
         recvbuf_(recvbuf),
         totalbuf_(totalbuf),
         count_(count),
@@ -217,7 +221,7 @@ class Gather final : public Collective {
   Gather(const char* call, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
          int recvcount, const int* counts, const int* displs, MPI_Datatype recvtype, int root,
          Layout layout, bool to_all, const RangeComm& comm)
-      : Collective(comm),
+      : Collective(comm, to_all ? detail::Kind::allgather : detail::Kind::gather, to_all ? -1 : root, -1),
         call_(call),
         recvbuf_(recvbuf),
         recvcount_(recvcount),
@@ -353,7 +357,7 @@ class Gatherm final : public Collective {
  public:
   Gatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount, MPI_Datatype type,
           int root, Merger merge, const RangeComm& comm)
-      : Collective(comm),
+      : Collective(comm, detail::Kind::gatherm, root, -1),
         recvbuf_(recvbuf),
         recvcount_(recvcount),
         element_(TypeInfo(type).size),
@@ -422,7 +426,7 @@ class Gatherm final : public Collective {
 
 class Barrier final : public Collective {
  public:
-  explicit Barrier(const RangeComm& comm) : Collective(comm), tree_(comm.size(), 0, comm.rank()) {}
+  explicit Barrier(const RangeComm& comm) : Collective(comm, detail::Kind::barrier, -1, 0), tree_(comm.size(), 0, comm.rank()) {}
 
  private:
   void step() override {

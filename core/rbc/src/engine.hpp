@@ -21,7 +21,7 @@ namespace rbc::detail {
 // message, its payload. A large message's payload is still with MPI, under its payload tag.
 struct Parked {
   int mpi_source = MPI_PROC_NULL;
-  std::vector<char> wire;  // envelope + packed payload
+  Bytes wire;  // envelope + packed payload
 };
 
 // A receive posted to MPI (its MPI request is op->awaited()[slot]), with what it expects.
@@ -103,6 +103,28 @@ class Engine {
 
   std::deque<Parked>& parked() { return parked_; }
 
+  // Wire buffers of `bytes` (small messages: envelope + payload), reused so that a message costs
+  // no allocation in the steady state. Contents are undefined.
+  Bytes buffer(std::size_t bytes) {
+    if (!pool_.empty()) {
+      Bytes b = std::move(pool_.back());
+      pool_.pop_back();
+      if (b.capacity() >= bytes) {
+        b.resize(bytes);
+        return b;
+      }
+    }
+    Bytes b;
+    b.reserve(bytes < kPooledBytes ? kPooledBytes : bytes);
+    b.resize(bytes);
+    return b;
+  }
+  void recycle(Bytes&& b) {
+    if (b.capacity() >= kPooledBytes && pool_.size() < kPoolSize) pool_.push_back(std::move(b));
+  }
+  static constexpr std::size_t kPooledBytes = 4096 + 256;
+  static constexpr std::size_t kPoolSize = 64;
+
   // Transfer number of the next large message to `mpi_dest`.
   std::uint64_t next_transfer(int mpi_dest) { return transfers_[mpi_dest]++; }
 
@@ -123,6 +145,7 @@ class Engine {
   std::uint64_t next_order_ = 0;
   std::deque<Parked> parked_;
   std::map<int, std::uint64_t> transfers_;
+  std::vector<Bytes> pool_;
 };
 
 }  // namespace rbc::detail

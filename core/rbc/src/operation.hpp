@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <new>
+#include <utility>
 #include <vector>
 
 #include "rbc/comm.hpp"
@@ -15,6 +17,26 @@ namespace rbc::detail {
 
 class Engine;
 
+// Bytes on the wire. Resizing leaves new bytes uninitialised (MPI or memcpy writes them next), so
+// reusing a buffer for a larger message costs no memset.
+template <class T>
+struct DefaultInit : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = DefaultInit<U>;
+  };
+  using std::allocator<T>::allocator;
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    if constexpr (sizeof...(Args) == 0) {
+      ::new (static_cast<void*>(p)) U;
+    } else {
+      ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+    }
+  }
+};
+using Bytes = std::vector<char, DefaultInit<char>>;
+
 // What a posted send or receive needs after MPI completes its request (wire.cpp): a send keeps
 // its wire buffer alive; a receive knows the communicator and label it expects, where the
 // payload goes, and whether it is still waiting for the envelope or already for the payload of
@@ -22,7 +44,7 @@ class Engine;
 struct Transit {
   enum class Stage { none, send, envelope, payload };
   Stage stage = Stage::none;
-  std::vector<char> wire;
+  Bytes wire;
   void* buf = nullptr;
   int count = 0;
   MPI_Datatype type = MPI_DATATYPE_NULL;
@@ -32,6 +54,7 @@ struct Transit {
   int mpi_tag = 0;
   int found_source = MPI_PROC_NULL;  // once the envelope has arrived
   std::uint64_t payload_bytes = 0;
+  std::uint64_t signature = 0;
 };
 
 // A nonblocking operation as a state machine. Each state ends by posting the MPI requests it

@@ -30,21 +30,37 @@ struct Envelope {
   std::uint64_t bytes;     // packed payload bytes
   std::uint64_t transfer;  // large messages: the payload's transfer number
   std::uint64_t sequence;  // checked build: per (peer, tag) message number
+  std::uint64_t signature;  // checked build: the collective's kind, root and count
 };
 constexpr int kEnvelopeBytes = static_cast<int>(sizeof(Envelope));
 constexpr int kReceiveBytes = kEnvelopeBytes + kEagerBytes;
+static_assert(kReceiveBytes <= static_cast<int>(Engine::kPooledBytes), "pooled buffers hold any small message");
 
-Envelope read_envelope(const std::vector<char>& wire) {
+Envelope read_envelope(const Bytes& wire) {
   Envelope e;
   std::memcpy(&e, wire.data(), sizeof e);
   return e;
 }
 
-std::vector<char> uninitialized(std::size_t bytes) {
-  std::vector<char> v;
-  v.reserve(bytes);
-  v.resize(bytes);
-  return v;
+Bytes uninitialized(std::size_t bytes) { return Bytes(bytes); }
+
+bool compatible(std::uint64_t a, std::uint64_t b) {
+  if (a == 0 || b == 0) return a == b;
+  const std::uint32_t ca = static_cast<std::uint32_t>(a), cb = static_cast<std::uint32_t>(b);
+  return (a >> 32) == (b >> 32) && (ca == cb || ca == 0xffffffffu || cb == 0xffffffffu);
+}
+
+std::string describe(std::uint64_t signature) {
+  static constexpr const char* kNames[] = {"point-to-point", "bcast",   "reduce",         "allreduce", "scan",
+                                           "exscan",         "scan_and_bcast", "gather", "allgather", "gatherm",
+                                           "barrier"};
+  const std::uint64_t kind = signature >> 56;
+  std::string text = kind < sizeof kNames / sizeof kNames[0] ? kNames[kind] : "unknown";
+  const int root = static_cast<int>((signature >> 32) & 0xffffff) - 1;
+  const auto count = static_cast<std::int32_t>(static_cast<std::uint32_t>(signature));
+  if (root >= 0) text += " root " + std::to_string(root);
+  if (kind != 0 && count >= 0) text += " count " + std::to_string(count);
+  return text;
 }
 
 // Errors MPI itself does not see (a message larger than the receive) go through the
@@ -82,7 +98,7 @@ void post_envelope_receive(Operation& op, std::size_t index) {
   Transit& t = op.transits()[index];
   Engine& engine = engine_of(op);
   t.stage = Transit::Stage::envelope;
-  if (t.wire.size() != static_cast<std::size_t>(kReceiveBytes)) t.wire = uninitialized(kReceiveBytes);
+  if (t.wire.size() != static_cast<std::size_t>(kReceiveBytes)) t.wire = engine.buffer(kReceiveBytes);
   check_mpi(MPI_Irecv(t.wire.data(), kReceiveBytes, MPI_BYTE, t.mpi_source, t.mpi_tag, engine.comm(),
                       &op.awaited()[index]),
             "MPI_Irecv");
@@ -99,7 +115,7 @@ void accept(Operation& op, std::size_t index, const Envelope& e, int source, con
     if (e.flags & kLarge) {
       // Take the payload off the wire, as MPI completes a truncated receive, so the sender's
       // send completes too.
-      std::vector<char> discard = uninitialized(static_cast<std::size_t>(e.bytes));
+      Bytes discard = uninitialized(static_cast<std::size_t>(e.bytes));
       check_mpi(MPI_Recv(discard.data(), static_cast<int>(e.bytes), MPI_BYTE, source,
                          engine.layout().payload_tag(e.transfer), engine.comm(), MPI_STATUS_IGNORE),
                 "MPI_Recv");
@@ -121,6 +137,15 @@ void accept(Operation& op, std::size_t index, const Envelope& e, int source, con
                    t.label.collective, t.label.sequence, t.label.tag);
       std::fflush(stderr);
       MPI_Abort(MPI_COMM_WORLD, 86);
+    }
+    if (!compatible(e.signature, t.signature)) {
+      std::fprintf(stderr,
+                   "rbc: mismatched collectives on communicator %016" PRIx64 " (collective #%u): this rank (MPI "
+                   "rank %d) runs %s, MPI rank %d runs %s\n",
+                   digest(e.key), t.label.sequence, engine.mpi_rank(), describe(t.signature).c_str(), source,
+                   describe(e.signature).c_str());
+      std::fflush(stderr);
+      MPI_Abort(MPI_COMM_WORLD, 87);
     }
     const std::uint64_t expected = t.comm->sequencer().next_received(source, t.mpi_tag);
     if (e.sequence != expected) {
@@ -153,7 +178,7 @@ void accept(Operation& op, std::size_t index, const Envelope& e, int source, con
   status.MPI_ERROR = MPI_SUCCESS;
   MPI_Status_set_elements(&status, MPI_BYTE, static_cast<int>(e.bytes));
   t.stage = Transit::Stage::none;
-  t.wire = std::vector<char>();
+  engine.recycle(std::move(t.wire));
   op.awaited()[index] = MPI_REQUEST_NULL;
   op.deliver(index, status);
 }
@@ -168,12 +193,13 @@ bool take_parked(Operation& op, std::size_t index) {
     Parked message = std::move(*it);
     parked.erase(it);
     accept(op, index, e, message.mpi_source, message.wire.data() + kEnvelopeBytes);
+    engine_of(op).recycle(std::move(message.wire));
     return true;
   }
   return false;
 }
 
-void park(Engine& engine, int source, std::vector<char> wire);
+void park(Engine& engine, int source, Bytes wire);
 
 // A parked message's owner may have a receive posted to MPI that will now never see it (another
 // receive took it). Cancel the oldest such receive and serve it from the park instead.
@@ -200,30 +226,32 @@ void rescue(Engine& engine, const Envelope& e, int source) {
     // order of one sender's messages with one tag), so it waits in the park behind it.
     int bytes = 0;
     MPI_Get_count(&status, MPI_BYTE, &bytes);
-    std::vector<char> wire = std::move(op.transits()[slot].wire);
+    Bytes wire = std::move(op.transits()[slot].wire);
     wire.resize(static_cast<std::size_t>(bytes));
     park(engine, status.MPI_SOURCE, std::move(wire));
   }
   take_parked(op, slot);
 }
 
-void park(Engine& engine, int source, std::vector<char> wire) {
+void park(Engine& engine, int source, Bytes wire) {
   const Envelope e = read_envelope(wire);
   engine.parked().push_back(Parked{source, std::move(wire)});
   rescue(engine, e, source);
 }
 
-std::vector<char> envelope_wire(const RangeComm& comm, const Label& label, int mpi_dest, int mpi_tag, int payload) {
-  std::vector<char> wire = uninitialized(static_cast<std::size_t>(kEnvelopeBytes + payload));
+Bytes envelope_wire(const RangeComm& comm, const Label& label, std::uint64_t signature, int mpi_dest, int mpi_tag,
+                    int payload) {
+  Bytes wire = comm.engine()->buffer(static_cast<std::size_t>(kEnvelopeBytes + payload));
   Envelope e{};
   e.key = comm.key();
   e.label = label;
   e.sequence = kChecked ? comm.sequencer().next_sent(mpi_dest, mpi_tag) : 0;
+  e.signature = signature;
   std::memcpy(wire.data(), &e, sizeof e);
   return wire;
 }
 
-void set_envelope_fields(std::vector<char>& wire, std::uint32_t flags, std::uint64_t bytes, std::uint64_t transfer) {
+void set_envelope_fields(Bytes& wire, std::uint32_t flags, std::uint64_t bytes, std::uint64_t transfer) {
   Envelope e = read_envelope(wire);
   e.flags = flags;
   e.bytes = bytes;
@@ -250,7 +278,7 @@ void check_mpi(int rc, const char* call) {
 }
 
 void post_send(Operation& op, const RangeComm& comm, const void* buf, int count, MPI_Datatype type, int mpi_dest,
-               const Label& label) {
+               const Label& label, std::uint64_t signature) {
   Engine& engine = *comm.engine();
   require_live(engine);
   MPI_Request request;
@@ -264,7 +292,7 @@ void post_send(Operation& op, const RangeComm& comm, const void* buf, int count,
   Transit t;
   t.stage = Transit::Stage::send;
   if (bound <= kEagerBytes) {
-    t.wire = envelope_wire(comm, label, mpi_dest, mpi_tag, bound);
+    t.wire = envelope_wire(comm, label, signature, mpi_dest, mpi_tag, bound);
     int position = kEnvelopeBytes;
     check_mpi(MPI_Pack(buf, count, type, t.wire.data(), static_cast<int>(t.wire.size()), &position, MPI_COMM_SELF),
               "MPI_Pack");
@@ -274,7 +302,7 @@ void post_send(Operation& op, const RangeComm& comm, const void* buf, int count,
     return;
   }
   const std::uint64_t transfer = engine.next_transfer(mpi_dest);
-  t.wire = envelope_wire(comm, label, mpi_dest, mpi_tag, 0);
+  t.wire = envelope_wire(comm, label, signature, mpi_dest, mpi_tag, 0);
   set_envelope_fields(t.wire, kLarge,
                       static_cast<std::uint64_t>(type_size(type)) * static_cast<std::uint64_t>(count), transfer);
   check_mpi(MPI_Isend(t.wire.data(), kEnvelopeBytes, MPI_BYTE, mpi_dest, mpi_tag, engine.comm(), &request),
@@ -286,7 +314,7 @@ void post_send(Operation& op, const RangeComm& comm, const void* buf, int count,
 }
 
 void post_recv(Operation& op, const RangeComm& comm, void* buf, int count, MPI_Datatype type, int mpi_source,
-               const Label& label) {
+               const Label& label, std::uint64_t signature) {
   Engine& engine = *comm.engine();
   require_live(engine);
   if (mpi_source == MPI_PROC_NULL) {
@@ -303,6 +331,7 @@ void post_recv(Operation& op, const RangeComm& comm, void* buf, int count, MPI_D
   t.label = label;
   t.mpi_source = mpi_source;
   t.mpi_tag = engine.layout().tag(comm.id(), label);
+  t.signature = signature;
   const std::size_t index = op.await(MPI_REQUEST_NULL, std::move(t));
   if (take_parked(op, index)) return;
   post_envelope_receive(op, index);
@@ -314,7 +343,7 @@ void complete_slot(Operation& op, std::size_t index, const MPI_Status& status) {
   switch (t.stage) {
     case Transit::Stage::send:
       t.stage = Transit::Stage::none;
-      t.wire = std::vector<char>();
+      engine.recycle(std::move(t.wire));
       return;
     case Transit::Stage::none:
       op.deliver(index, status);
@@ -339,11 +368,12 @@ void complete_slot(Operation& op, std::size_t index, const MPI_Status& status) {
   }
   const Envelope e = read_envelope(t.wire);
   if (matches(t, e, status.MPI_SOURCE)) {
-    std::vector<char> wire = std::move(t.wire);
+    Bytes wire = std::move(t.wire);
     accept(op, index, e, status.MPI_SOURCE, wire.data() + kEnvelopeBytes);
+    engine.recycle(std::move(wire));
     return;
   }
-  std::vector<char> wire = std::move(t.wire);
+  Bytes wire = std::move(t.wire);
   wire.resize(static_cast<std::size_t>(bytes));
   park(engine, status.MPI_SOURCE, std::move(wire));
   // Park's rescue may have served this very slot (a parked message of its own).
@@ -384,7 +414,7 @@ std::optional<MPI_Status> probe_message(const RangeComm& comm, int mpi_source, c
     // then no longer hides the messages behind it.
     int bytes = 0;
     MPI_Get_count(&status, MPI_BYTE, &bytes);
-    std::vector<char> wire = uninitialized(static_cast<std::size_t>(bytes));
+    Bytes wire = uninitialized(static_cast<std::size_t>(bytes));
     check_mpi(MPI_Recv(wire.data(), bytes, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG, engine.comm(), MPI_STATUS_IGNORE),
               "MPI_Recv");
     if (bytes < kEnvelopeBytes) {

@@ -2,6 +2,7 @@
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <optional>
 
 #include "operation.hpp"
@@ -23,11 +24,13 @@ namespace rbc::detail {
 
 inline constexpr int kEagerBytes = 4096;
 
+// `signature`: what the collective is (kind, root, count; 0 for point-to-point), compared at
+// the receiver in the checked build, which names mismatched collectives.
 void post_send(Operation& op, const RangeComm& comm, const void* buf, int count, MPI_Datatype type,
-               int mpi_dest, const Label& label);
+               int mpi_dest, const Label& label, std::uint64_t signature = 0);
 // `comm` must outlive the receive (operations keep their communicator as a member).
 void post_recv(Operation& op, const RangeComm& comm, void* buf, int count, MPI_Datatype type,
-               int mpi_source, const Label& label);
+               int mpi_source, const Label& label, std::uint64_t signature = 0);
 
 // Runs when MPI has completed the request in op.awaited()[index] (set to MPI_REQUEST_NULL by the
 // caller). Leaves a new request there if the receive goes on.

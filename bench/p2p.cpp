@@ -1,0 +1,81 @@
+// Point-to-point ping-pong, RBC vs MPI, between ranks 0 and 1 (the others wait at the barrier):
+// the cost of RBC's isolation (every message carries an envelope with its communicator's exact
+// key; see core/rbc/src/wire.hpp) over the MPI library's own send and receive.
+//   pingpong  rbc::send/rbc::recv vs MPI_Send/MPI_Recv; time = half a round trip
+// One timed operation is --trips round trips, so the barrier between repetitions is amortised.
+//
+// Options: --sizes=8,64,1024,65536 (bytes)  --impls=rbc,mpi  --trips=100
+#include <mpi.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bench/harness.hpp"
+#include "rbc/comm.hpp"
+#include "rbc/point_to_point.hpp"
+
+namespace {
+
+void round_trips(bool use_rbc, int trips, std::vector<char>& buf, int me, const rbc::RangeComm& rworld,
+                 MPI_Comm world) {
+  const int n = static_cast<int>(buf.size());
+  if (me > 1) return;
+  const int peer = 1 - me;
+  for (int t = 0; t < trips; ++t) {
+    if (me == 0) {
+      if (use_rbc) {
+        rbc::send(buf.data(), n, MPI_BYTE, peer, 1, rworld);
+        rbc::recv(buf.data(), n, MPI_BYTE, peer, 1, rworld);
+      } else {
+        MPI_Send(buf.data(), n, MPI_BYTE, peer, 1, world);
+        MPI_Recv(buf.data(), n, MPI_BYTE, peer, 1, world, MPI_STATUS_IGNORE);
+      }
+    } else {
+      if (use_rbc) {
+        rbc::recv(buf.data(), n, MPI_BYTE, peer, 1, rworld);
+        rbc::send(buf.data(), n, MPI_BYTE, peer, 1, rworld);
+      } else {
+        MPI_Recv(buf.data(), n, MPI_BYTE, peer, 1, world, MPI_STATUS_IGNORE);
+        MPI_Send(buf.data(), n, MPI_BYTE, peer, 1, world);
+      }
+    }
+  }
+}
+
+void run(const bench::Args& args, const bench::Context& ctx) {
+  if (ctx.size() < 2) {
+    ctx.note("p2p: needs at least 2 ranks; nothing measured");
+    return;
+  }
+  bench::Measurement measure(ctx.world(), args.get_int("warmup", 2), args.get_int("reps", 15));
+  const int trips = args.get_int("trips", 100);
+  if (trips < 1) throw std::invalid_argument("--trips must be positive");
+  const auto impls = args.get_list("impls", {"rbc", "mpi"});
+  for (const auto& impl : impls) {
+    if (impl != "rbc" && impl != "mpi") throw std::invalid_argument("--impls: unknown implementation '" + impl + "'");
+  }
+  const rbc::RangeComm rworld = rbc::RangeComm::from_mpi(ctx.world());
+  for (std::int64_t bytes : args.get_int_list("sizes", {8, 64, 1024, 65536})) {
+    if (bytes < 0 || bytes > (1 << 30)) throw std::invalid_argument("--sizes out of range");
+    std::vector<char> buf(static_cast<std::size_t>(bytes), 1);
+    for (const auto& impl : impls) {
+      const bool use_rbc = impl == "rbc";
+      const bench::Summary s =
+          measure.run([&] { round_trips(use_rbc, trips, buf, ctx.rank(), rworld, ctx.world()); });
+      bench::Summary half = s;
+      half.median /= 2.0 * trips;
+      half.min /= 2.0 * trips;
+      half.max /= 2.0 * trips;
+      bench::Record r = ctx.record("p2p");
+      r.add("variant", "pingpong").add("implementation", impl).add("n", bytes).add("n_unit", "bytes")
+          .add("trips", trips).add("time_unit", "half round trip").add_summary(half);
+      ctx.emit(r);
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return bench::main_with_mpi(argc, argv, {"sizes", "impls", "trips", "warmup", "reps"}, run); }
