@@ -111,21 +111,6 @@ void accept(Operation& op, std::size_t index, const Envelope& e, int source, con
   Engine& engine = engine_of(op);
   const int size = type_size(t.type);
   const std::uint64_t capacity = static_cast<std::uint64_t>(size) * static_cast<std::uint64_t>(t.count);
-  if (e.bytes > capacity) {
-    if (e.flags & kLarge) {
-      // Take the payload off the wire, as MPI completes a truncated receive, so the sender's
-      // send completes too.
-      Bytes discard = uninitialized(static_cast<std::size_t>(e.bytes));
-      check_mpi(MPI_Recv(discard.data(), static_cast<int>(e.bytes), MPI_BYTE, source,
-                         engine.layout().payload_tag(e.transfer), engine.comm(), MPI_STATUS_IGNORE),
-                "MPI_Recv");
-    }
-    op.awaited()[index] = MPI_REQUEST_NULL;
-    raise(engine.comm(), MPI_ERR_TRUNCATE,
-          "message truncated: " + std::to_string(e.bytes) + " bytes arrived from rank " +
-              std::to_string(t.comm->rank_of_mpi(source)) + " for a receive of " + std::to_string(capacity) +
-              " bytes (" + std::to_string(t.count) + " elements)");
-  }
   if (kChecked) {
     // The test oracle: matching already compared key and label, so this fires only in a build
     // that skips the comparison.
@@ -156,6 +141,21 @@ void accept(Operation& op, std::size_t index, const Envelope& e, int source, con
       std::fflush(stderr);
       MPI_Abort(MPI_COMM_WORLD, 86);
     }
+  }
+  if (e.bytes > capacity) {
+    if (e.flags & kLarge) {
+      // Take the payload off the wire, as MPI completes a truncated receive, so the sender's
+      // send completes too.
+      Bytes discard = uninitialized(static_cast<std::size_t>(e.bytes));
+      check_mpi(MPI_Recv(discard.data(), static_cast<int>(e.bytes), MPI_BYTE, source,
+                         engine.layout().payload_tag(e.transfer), engine.comm(), MPI_STATUS_IGNORE),
+                "MPI_Recv");
+    }
+    op.awaited()[index] = MPI_REQUEST_NULL;
+    raise(engine.comm(), MPI_ERR_TRUNCATE,
+          "message truncated: " + std::to_string(e.bytes) + " bytes arrived from rank " +
+              std::to_string(t.comm->rank_of_mpi(source)) + " for a receive of " + std::to_string(capacity) +
+              " bytes (" + std::to_string(t.count) + " elements)");
   }
   t.found_source = source;
   t.payload_bytes = e.bytes;
