@@ -1,9 +1,10 @@
 """One source, two backends.
 
-Every macro here turns one set of sources into an Open MPI twin (`<name>_mpi`, an ordinary
+Every macro here turns one set of sources into a real-MPI twin (`<name>_mpi`, an ordinary
 executable run by `mpirun`) and a SimGrid SMPI twin (`<name>_smpi`, a shared object run by
 `smpirun`). `deps` name other two-backend targets by their base name; `plain_deps` are
-backend-independent (e.g. GoogleTest).
+backend-independent (e.g. GoogleTest). The real MPI is Open MPI unless the build says otherwise
+(`--config=mpich`, `--config=system_mpi`; see sim/BUILD.bazel).
 """
 
 load("@rules_cc//cc:defs.bzl", "cc_binary", "cc_library")
@@ -18,7 +19,7 @@ _BACKEND_COPTS = {
 }
 
 _BACKEND_DEPS = {
-    "mpi": ["@openmpi//:mpi"],
+    "mpi": ["//sim:mpi"],
     "smpi": [],
 }
 
@@ -99,7 +100,8 @@ def mpi_smpi_test(
                 ] + (["--rendezvous"] if smpi_rendezvous and backend == "smpi" else []) + [
                     "$(location :%s_%s)" % (name, backend),
                 ] + args,
-                data = [":%s_%s" % (name, backend), smpi_platform],
+                data = [":%s_%s" % (name, backend), smpi_platform] +
+                       (["//sim:mpi_launcher.env"] if backend == "mpi" else []),
                 size = size,
                 tags = tags + [backend],
             )
