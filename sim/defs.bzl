@@ -78,7 +78,10 @@ def mpi_smpi_test(
 
     Tests are named `<name>_mpi_np<N>` and `<name>_smpi_np<N>`; the test_suite `<name>` holds them all.
     A run that exceeds `timeout_seconds` is killed and fails as a hang. `smpi_rendezvous` makes
-    every SMPI send wait for its receiver (see sim/run_ranks.sh).
+    every SMPI send wait for its receiver (see sim/run_ranks.sh). Real-MPI tests on more than
+    2 ranks are also tagged `mpi_oversubscribed`: more ranks than the 2-core reference machine
+    has cores. Open MPI yields the core while it waits there; MPICH busy-polls, so each message
+    hop costs a scheduler time slice (milliseconds) and such runs take minutes instead of seconds.
     """
     mpi_smpi_binary(name = name, srcs = srcs, deps = deps, plain_deps = plain_deps, copts = copts, testonly = True)
     tests = []
@@ -103,7 +106,7 @@ def mpi_smpi_test(
                 data = [":%s_%s" % (name, backend), smpi_platform] +
                        (["//sim:mpi_launcher.env"] if backend == "mpi" else []),
                 size = size,
-                tags = tags + [backend],
+                tags = tags + [backend] + (["mpi_oversubscribed"] if backend == "mpi" and np > 2 else []),
             )
             tests.append(":" + test_name)
     native.test_suite(name = name, tests = tests)

@@ -201,5 +201,6 @@ system_mpi_repository = repository_rule(
     implementation = _system_mpi_impl,
     environ = _ENV,
     local = True,
+    configure = True,
     doc = "The machine's own MPI, from its compiler wrapper (see the module docstring).",
 )
