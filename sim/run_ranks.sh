@@ -53,13 +53,15 @@ linked_flavor() {
 
 choose_launcher() {
   local file key value
+  # The build's launcher file names a flavour and its launcher together: used only when neither
+  # was given.
   for file in "$(dirname "$0")/mpi_launcher.env" \
               "${TEST_SRCDIR:+$TEST_SRCDIR/${TEST_WORKSPACE:-janus}/sim/mpi_launcher.env}"; do
-    [[ -n "$file" && -f "$file" ]] || continue
+    [[ -z "$flavor" && -z "$launcher" && -n "$file" && -f "$file" ]] || continue
     while IFS='=' read -r key value; do
       case "$key" in
-        JANUS_MPI_FLAVOR) [[ -n "$flavor" ]] || flavor="$value" ;;
-        JANUS_MPI_LAUNCHER) [[ -n "$launcher" ]] || launcher="$value" ;;
+        JANUS_MPI_FLAVOR) flavor="$value" ;;
+        JANUS_MPI_LAUNCHER) launcher="$value" ;;
       esac
     done <"$file"
     break
