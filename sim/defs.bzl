@@ -1,9 +1,10 @@
 """One source, two backends.
 
-Every macro here turns one set of sources into an Open MPI twin (`<name>_mpi`, an ordinary
+Every macro here turns one set of sources into a real-MPI twin (`<name>_mpi`, an ordinary
 executable run by `mpirun`) and a SimGrid SMPI twin (`<name>_smpi`, a shared object run by
 `smpirun`). `deps` name other two-backend targets by their base name; `plain_deps` are
-backend-independent (e.g. GoogleTest).
+backend-independent (e.g. GoogleTest). The real MPI is Open MPI unless the build says otherwise
+(`--config=mpich`, `--config=system_mpi`; see sim/BUILD.bazel).
 """
 
 load("@rules_cc//cc:defs.bzl", "cc_binary", "cc_library")
@@ -18,7 +19,7 @@ _BACKEND_COPTS = {
 }
 
 _BACKEND_DEPS = {
-    "mpi": ["@openmpi//:mpi"],
+    "mpi": ["//sim:mpi"],
     "smpi": [],
 }
 
@@ -77,7 +78,10 @@ def mpi_smpi_test(
 
     Tests are named `<name>_mpi_np<N>` and `<name>_smpi_np<N>`; the test_suite `<name>` holds them all.
     A run that exceeds `timeout_seconds` is killed and fails as a hang. `smpi_rendezvous` makes
-    every SMPI send wait for its receiver (see sim/run_ranks.sh).
+    every SMPI send wait for its receiver (see sim/run_ranks.sh). Real-MPI tests on more than
+    2 ranks are also tagged `mpi_oversubscribed`: more ranks than the 2-core reference machine
+    has cores. Open MPI yields the core while it waits there; MPICH busy-polls, so each message
+    hop costs a scheduler time slice (milliseconds) and such runs take minutes instead of seconds.
     """
     mpi_smpi_binary(name = name, srcs = srcs, deps = deps, plain_deps = plain_deps, copts = copts, testonly = True)
     tests = []
@@ -99,9 +103,10 @@ def mpi_smpi_test(
                 ] + (["--rendezvous"] if smpi_rendezvous and backend == "smpi" else []) + [
                     "$(location :%s_%s)" % (name, backend),
                 ] + args,
-                data = [":%s_%s" % (name, backend), smpi_platform],
+                data = [":%s_%s" % (name, backend), smpi_platform] +
+                       (["//sim:mpi_launcher.env"] if backend == "mpi" else []),
                 size = size,
-                tags = tags + [backend],
+                tags = tags + [backend] + (["mpi_oversubscribed"] if backend == "mpi" and np > 2 else []),
             )
             tests.append(":" + test_name)
     native.test_suite(name = name, tests = tests)

@@ -1,5 +1,7 @@
 """Local repositories for the Debian packages the build uses (installed by `./janus setup`)."""
 
+load("//sim:system_mpi.bzl", "system_mpi_repository")
+
 def system_dependencies():
     native.local_repository(name = "rules_cc", path = "third_party/rules_cc")
     native.local_repository(name = "rules_java", path = "third_party/rules_java")
@@ -22,6 +24,26 @@ cc_library(
 )
 """,
     )
+
+    # MPICH 4.0 (libmpich-dev), for --config=mpich: the MPICH family (Intel MPI, Cray MPICH,
+    # MVAPICH, ParaStation MPI) with its smaller MPI_TAG_UB. Same explicit-path care as above.
+    native.new_local_repository(
+        name = "mpich",
+        path = "/usr/include/x86_64-linux-gnu/mpich",
+        build_file_content = """
+cc_library(
+    name = "mpi",
+    hdrs = glob(["*.h"]),
+    includes = ["."],
+    defines = ["MPICH_SKIP_MPICXX"],
+    linkopts = ["-L/usr/lib/x86_64-linux-gnu", "-lmpich"],
+    visibility = ["//visibility:public"],
+)
+""",
+    )
+
+    # The machine's own MPI, found through its compiler wrapper, for --config=system_mpi.
+    system_mpi_repository(name = "system_mpi")
 
     # GoogleTest and RapidCheck (libgtest-dev, libgmock-dev, librapidcheck-dev): headers live
     # under /usr/include, which the toolchain already searches.

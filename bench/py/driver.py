@@ -1,5 +1,7 @@
-"""bench/run: build the benchmark programs, run them on SMPI and Open MPI, collect the JSON
-records into results/bench-<rev>.jsonl and write the report (bench/report)."""
+"""bench/run: build the benchmark programs, run them on SMPI and on a real MPI (Open MPI by
+default, MPICH or the machine's own MPI with --mpi; locally or through any launcher with
+--launcher, e.g. srun on a cluster), collect the JSON records into results/bench-<rev>.jsonl and
+write the report (bench/report)."""
 
 import argparse
 import json
@@ -82,13 +84,22 @@ def bazel_command():
     return [bazel] + shlex.split(os.environ.get("JANUS_BAZEL_STARTUP", ""))
 
 
-def build(names, backends):
-    targets = [f"//bench:{n}_{b}" for n in names for b in backends]
+# The Bazel configuration of each real MPI (.bazelrc, sim/BUILD.bazel).
+MPI_CONFIGS = {"openmpi": [], "mpich": ["--config=mpich"], "system": ["--config=system_mpi"]}
+
+
+def build(names, backend, mpi):
+    """Builds the programs of one backend; returns the bazel-bin directory holding them. The
+    real-MPI build also writes sim/mpi_launcher.env there: the launcher of the MPI it linked."""
+    targets = [f"//bench:{n}_{backend}" for n in names]
+    if backend == "mpi":
+        targets.append("//sim:mpi_launcher")
     bazel = bazel_command()
     # Optimised code: sorting's local work and RBC's local communicator creation are charged as
     # host CPU time, which an unoptimised (fastbuild) build would inflate several times.
-    flags = ["-c", "opt"] + shlex.split(os.environ.get("JANUS_BAZEL_FLAGS", ""))
-    log(f"bench: building {len(targets)} targets")
+    flags = (["-c", "opt"] + (MPI_CONFIGS[mpi] if backend == "mpi" else []) +
+             shlex.split(os.environ.get("JANUS_BAZEL_FLAGS", "")))
+    log(f"bench: building {len(targets)} targets ({' '.join(flags)})")
     result = subprocess.run(bazel + ["build"] + flags + targets, cwd=ROOT)
     if result.returncode != 0:
         raise DriverError(f"bazel build failed (status {result.returncode})")
@@ -164,25 +175,116 @@ def smpi_command(job, program, platform, poll_cost):
     return cmd + [program]
 
 
-def mpi_command(job, program, scratch):
-    return ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "-np", str(job.p),
-            "--mca", "btl", "self,vader", "--mca", "btl_vader_single_copy_mechanism", "none",
-            "--mca", "btl_vader_backing_directory", scratch,
-            "--mca", "shmem_mmap_backing_file_base_dir", scratch,
-            "-x", "JANUS_BENCH_PLATFORM", "-x", "JANUS_BENCH_PLATFORM_PARAMS",
-            "-x", "JANUS_BENCH_REV", "-x", "JANUS_BENCH_EXTRA", program]
+def linked_flavor(program):
+    """The MPI family a program is linked against ("openmpi", "mpich" for MPICH and its
+    derivatives) from its dynamic section, or None if that cannot be told."""
+    try:
+        out = subprocess.run(["readelf", "-d", program], capture_output=True, text=True,
+                             env=dict(os.environ, LC_ALL="C")).stdout
+    except OSError:
+        return None
+    needed = [line.split("[", 1)[1].rstrip("]") for line in out.splitlines() if "(NEEDED)" in line and "[" in line]
+    if any(n.startswith("libmpich") or n == "libmpi.so.12" for n in needed):
+        return "mpich"
+    if any(n.startswith("libmpi.so.") for n in needed):
+        return "openmpi"
+    return None
 
 
-def algorithms_argument(backend):
+def read_launcher_file(path):
+    """JANUS_MPI_FLAVOR and JANUS_MPI_LAUNCHER from a sim/mpi_launcher.env, or {}."""
+    values = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                key, sep, value = line.strip().partition("=")
+                if sep and not key.startswith("#"):
+                    values[key] = value
+    except OSError:
+        pass
+    return values
+
+
+class Launcher:
+    """How real-MPI jobs start. `template` is a command prefix in which {np} stands for the
+    number of ranks (the program and its arguments follow it), e.g. "srun -n {np}" or
+    "mpirun -np {np}"; without one, the local launcher of the MPI the programs were linked
+    against, with the options this machine needs (Open MPI: run as root, oversubscribe)."""
+
+    def __init__(self, flavor, local_command, template=None, platform=None):
+        self.flavor = flavor
+        self.local_command = local_command
+        self.template = template
+        self.local = template is None
+        self.platform = platform or f"{flavor}-{'local' if self.local else 'cluster'}"
+
+    def describe(self):
+        if self.template is not None:
+            return self.template
+        if self.flavor == "openmpi":
+            return f"{self.local_command} --oversubscribe -np {{np}}"
+        return f"{self.local_command} -n {{np}}"
+
+    def executable(self):
+        words = shlex.split(self.template) if self.template is not None else [self.local_command]
+        return words[0] if words else ""
+
+    def command(self, p, program, scratch):
+        if self.template is not None:
+            return [w.replace("{np}", str(p)) for w in shlex.split(self.template)] + [program]
+        if self.flavor == "openmpi":
+            # Shared-memory files in the run's own directory; the context reaches every rank.
+            return [self.local_command, "--allow-run-as-root", "--oversubscribe", "--bind-to", "none",
+                    "-np", str(p), "--mca", "btl", "self,vader", "--mca", "btl_vader_single_copy_mechanism", "none",
+                    "--mca", "btl_vader_backing_directory", scratch,
+                    "--mca", "shmem_mmap_backing_file_base_dir", scratch,
+                    "-x", "JANUS_BENCH_PLATFORM", "-x", "JANUS_BENCH_PLATFORM_PARAMS",
+                    "-x", "JANUS_BENCH_REV", "-x", "JANUS_BENCH_EXTRA", program]
+        # Hydra (MPICH and relatives) passes the environment on and oversubscribes by itself.
+        return [self.local_command, "-n", str(p), program]
+
+    def platform_params(self, p):
+        if self.local:
+            return {"name": self.platform, "host_cores": os.cpu_count(),
+                    "oversubscribed": p > (os.cpu_count() or 1)}
+        params = {"name": self.platform, "launcher": self.template}
+        # Inside a Slurm allocation, its shape.
+        for key, var in (("nodes", "SLURM_JOB_NUM_NODES"), ("tasks_per_node", "SLURM_NTASKS_PER_NODE"),
+                         ("cpus_per_task", "SLURM_CPUS_PER_TASK"), ("partition", "SLURM_JOB_PARTITION"),
+                         ("cluster", "SLURM_CLUSTER_NAME")):
+            if os.environ.get(var):
+                params[key] = os.environ[var]
+        return params
+
+
+def choose_launcher(args, program, launcher_file):
+    """The Launcher for real-MPI runs of `program`, consistent with the MPI it is linked against."""
+    written = read_launcher_file(launcher_file) if launcher_file else {}
+    linked = linked_flavor(program)
+    flavor = written.get("JANUS_MPI_FLAVOR") or (None if args.mpi == "system" else args.mpi)
+    if args.programs and args.mpi == "openmpi" and linked:
+        flavor = linked  # --programs DIR: the programs say which MPI they need
+    flavor = flavor or linked or "openmpi"
+    if linked and linked != flavor:
+        raise DriverError(f"{program} is linked against {linked}, but --mpi {args.mpi} launches {flavor}; "
+                          "build and run with the same MPI")
+    local = written.get("JANUS_MPI_LAUNCHER") or (
+        shutil.which("mpirun.openmpi") or "mpirun" if flavor == "openmpi" else shutil.which("mpiexec.mpich") or "mpiexec")
+    return Launcher(flavor, local, args.launcher, args.mpi_platform)
+
+
+def algorithms_argument(backend, flavor=None):
     if backend == "smpi":
         algs = dict(SMPI_COLLECTIVES)
         algs.update(SMPI_FIXED)
     else:
-        algs = {c: "openmpi_tuned_default" for c in ("bcast", "reduce", "gather", "scan")}
+        # The library's own choice: Open MPI's tuned component, MPICH's default selection.
+        name = "openmpi_tuned_default" if flavor == "openmpi" else f"{flavor or 'mpi'}_default"
+        algs = {c: name for c in ("bcast", "reduce", "gather", "scan")}
     return "--mpi-algorithms=" + ",".join(f"{c}:{a}" for c, a in sorted(algs.items()))
 
 
-def run_job(job, program, args, rev, heartbeat, label="", running=None):
+def run_job(job, program, args, rev, heartbeat, label="", running=None, launcher=None):
     """Runs one job; returns (records, error message or None, wall seconds). label prefixes its
     progress lines (several jobs may run at once)."""
     scratch = tempfile.mkdtemp(prefix="janus-bench.")
@@ -196,17 +298,20 @@ def run_job(job, program, args, rev, heartbeat, label="", running=None):
             extra = {"compute": job.compute, "launcher": "smpirun", "poll_cost_s": float(args.poll_cost),
                      "sim_options": " ".join(c for c in cmd if c.startswith("--cfg=") or c == "-no-privatize")}
         else:
-            cmd = mpi_command(job, program, scratch)
-            env["TMPDIR"] = scratch
-            env["PMIX_MCA_gds"] = "hash"
-            env["JANUS_BENCH_PLATFORM"] = "openmpi-local"
-            env["JANUS_BENCH_PLATFORM_PARAMS"] = json.dumps(
-                {"name": "openmpi-local", "host_cores": os.cpu_count(), "oversubscribed": job.p > (os.cpu_count() or 1)},
-                separators=(",", ":"))
-            extra = {"compute": "real", "launcher": "mpirun"}
+            cmd = launcher.command(job.p, program, scratch)
+            if launcher.local:
+                env["TMPDIR"] = scratch
+                env["PMIX_MCA_gds"] = "hash"
+            env["JANUS_BENCH_PLATFORM"] = launcher.platform
+            env["JANUS_BENCH_PLATFORM_PARAMS"] = json.dumps(launcher.platform_params(job.p), separators=(",", ":"))
+            extra = {"compute": "real", "launcher": launcher.describe(), "mpi_family": launcher.flavor}
         env["JANUS_BENCH_REV"] = rev
         env["JANUS_BENCH_EXTRA"] = json.dumps(extra, separators=(",", ":"))
-        cmd += [algorithms_argument(job.backend)] + job.args
+        # The driver knows the run's context; it stamps it on every record itself, since a
+        # launcher on a cluster need not pass the environment on to rank 0.
+        context = {"platform": env["JANUS_BENCH_PLATFORM"],
+                   "platform_params": json.loads(env["JANUS_BENCH_PLATFORM_PARAMS"]), "rev": rev, **extra}
+        cmd += [algorithms_argument(job.backend, launcher.flavor if launcher else None)] + job.args
         if args.verbose:
             log(f"{label}+ " + " ".join(shlex.quote(c) for c in cmd))
 
@@ -238,6 +343,7 @@ def run_job(job, program, args, rev, heartbeat, label="", running=None):
                 if line.startswith(records.PREFIX):
                     try:
                         rec = json.loads(line[len(records.PREFIX):])
+                        rec.update(context)
                         missing = records.missing_fields(rec)
                         if missing:
                             problems.append(f"record without {', '.join(missing)}: {line}")
@@ -309,7 +415,8 @@ def available_memory_gib():
 def make_parser():
     parser = argparse.ArgumentParser(
         prog="bench/run",
-        description="Run the Janus benchmarks (paper figs. 4-9) on SMPI and Open MPI and write "
+        description="Run the Janus benchmarks (paper figs. 4-9) on SMPI and on a real MPI (Open MPI, MPICH or "
+                    "the machine's own; locally or with --launcher on a cluster) and write "
                     "results/bench-<rev>.jsonl plus results/report.md with plots.")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="small p, minutes (default; CI smoke test)")
@@ -327,6 +434,19 @@ def make_parser():
     parser.add_argument("--poll-cost", default=DEFAULT_POLL_COST, metavar="SECONDS",
                         help="simulated cost of one MPI_Test / MPI_Iprobe (smpi/test, smpi/iprobe; default "
                              f"{DEFAULT_POLL_COST}, measured with Open MPI here)")
+    parser.add_argument("--mpi", choices=sorted(MPI_CONFIGS), default="openmpi",
+                        help="the real MPI the mpi backend is built against: openmpi (default), mpich "
+                             "(--config=mpich) or system (--config=system_mpi: the machine's MPI from MPI_HOME, "
+                             "JANUS_MPICXX or the mpicxx on PATH)")
+    parser.add_argument("--launcher", metavar="COMMAND",
+                        help="start real-MPI runs with COMMAND followed by the program, {np} standing for the "
+                             "number of ranks, e.g. \"srun -n {np}\" or \"mpirun -np {np}\" (default: the local "
+                             "launcher of the MPI built against, oversubscribing this machine)")
+    parser.add_argument("--mpi-np", metavar="LIST", default="",
+                        help="run every real-MPI benchmark at these rank counts instead of the mode's "
+                             "(comma-separated, e.g. 64,128,256 across nodes)")
+    parser.add_argument("--mpi-platform", metavar="NAME",
+                        help="platform name in real-MPI records (default <mpi>-local, or <mpi>-cluster with --launcher)")
     parser.add_argument("--programs", metavar="DIR", help="use the programs in DIR instead of building them")
     parser.add_argument("--out", default=os.path.join(ROOT, "results"), help="output directory (default results/)")
     parser.add_argument("--rev", help="revision to record (default: git rev-parse HEAD, '-dirty' if modified)")
@@ -357,7 +477,20 @@ def select_jobs(args):
     backends = [b for b in args.backends.split(",") if b]
     if not backends or any(b not in ("smpi", "mpi") for b in backends):
         raise DriverError(f"--backends must name smpi and/or mpi, got '{args.backends}'")
-    jobs = [j for j in jobs if (not only or j.benchmark in only) and j.backend in backends and j.p >= args.min_p]
+    jobs = [j for j in jobs if (not only or j.benchmark in only) and j.backend in backends]
+    if args.mpi_np:
+        try:
+            counts = [int(x) for x in args.mpi_np.split(",") if x]
+        except ValueError:
+            counts = []
+        if not counts or min(counts) < 1:
+            raise DriverError(f"--mpi-np must be a comma-separated list of positive rank counts, got '{args.mpi_np}'")
+        real = []
+        for job in jobs:
+            if job.backend == "mpi" and not any(r.benchmark == job.benchmark and r.args == job.args for r in real):
+                real += [plan.Job(job.benchmark, "mpi", p, job.args, timeout=job.timeout) for p in counts]
+        jobs = [j for j in jobs if j.backend != "mpi"] + real
+    jobs = [j for j in jobs if j.p >= args.min_p]
     return jobs, mode, backends
 
 
@@ -372,14 +505,21 @@ def main(argv=None):
             for i, job in enumerate(jobs, 1):
                 print(f"[{i}/{len(jobs)}] {job.describe()}")
             return 0
-        for tool in (["smpirun"] if "smpi" in backends else []) + (["mpirun"] if "mpi" in backends else []):
-            if shutil.which(tool) is None:
-                raise DriverError(f"'{tool}' not found (./janus setup installs it)")
-        names = sorted({j.benchmark for j in jobs})
+        if "smpi" in backends and shutil.which("smpirun") is None:
+            raise DriverError("'smpirun' not found (./janus setup installs it)")
         used_backends = sorted({j.backend for j in jobs})
-        bin_root = os.path.abspath(args.programs) if args.programs else build(names, used_backends)
-        programs = {(n, b): program_path(bin_root, n, b) for n in names for b in used_backends
-                    if any(j.benchmark == n and j.backend == b for j in jobs)}
+        programs, launcher = {}, None
+        for backend in used_backends:
+            names = sorted({j.benchmark for j in jobs if j.backend == backend})
+            bin_root = os.path.abspath(args.programs) if args.programs else build(names, backend, args.mpi)
+            for n in names:
+                programs[(n, backend)] = program_path(bin_root, n, backend)
+            if backend == "mpi":
+                launcher_file = None if args.programs else os.path.join(bin_root, "sim", "mpi_launcher.env")
+                launcher = choose_launcher(args, programs[(names[0], "mpi")], launcher_file)
+                if shutil.which(launcher.executable()) is None:
+                    raise DriverError(f"launcher '{launcher.executable()}' not found")
+                log(f"bench: real-MPI runs ({launcher.flavor}) start with: {launcher.describe()}")
 
         os.makedirs(args.out, exist_ok=True)
         out_file = os.path.join(args.out, f"bench-{rev}.jsonl")
@@ -420,7 +560,7 @@ def main(argv=None):
                 label = f"[{i}/{len(jobs)}] " if args.jobs > 1 else ""
                 log(f"[{i}/{len(jobs)}] {job.describe()}")
                 found, error, wall = run_job(job, programs[(job.benchmark, job.backend)], args, rev,
-                                             args.heartbeat, label, running)
+                                             args.heartbeat, label, running, launcher)
                 with lock:
                     for rec in found:
                         rec["mode"] = mode
@@ -453,8 +593,8 @@ def main(argv=None):
                 raise
 
         with open(out_file, "w") as out:
-            # Open MPI runs measure wall time on this machine: they run alone, one after the
-            # other, before the simulations (whose simulated times do not depend on the load).
+            # Real-MPI runs measure wall time: they run alone, one after the other, before the
+            # simulations (whose simulated times do not depend on the load).
             simulated = [(i, j) for i, j in pending if j.backend == "smpi"]
             pending[:] = [(i, j) for i, j in pending if j.backend != "smpi"]
             run_phase(1, out)

@@ -73,7 +73,7 @@ def _collectives_at(backend, p, args, timeout=1800):
             Job("collectives", backend, p, args + ["--ops=scan,scan_and_bcast", "--impls=rbc"], timeout=timeout)]
 
 
-# The stable merge's weak scaling (core/merge/bench/merge_bench.cpp): 1000 + 2000 doubles per PE
+# The stable merge's weak scaling (bench/merge.cpp): 1000 + 2000 doubles per PE
 # (the paper: 10 + 20 million; the simulated time of the co-ranking, which the variants differ
 # in, depends on log2 of the sizes only). Simulating the one-sided co-ranking costs host time
 # that grows far faster than p (SimGrid's bandwidth-sharing solver; measured on the SuperMUC-like

@@ -124,6 +124,8 @@ class Plotter:
         self.gnuplot = shutil.which("gnuplot")
         self.made = []
         self.errors = []
+        # Put before every plot's name: each group of real-MPI records gets its own figures.
+        self.prefix = ""
         os.makedirs(self.dir, exist_ok=True)
 
     def plot(self, name, title, xlabel, ylabel, lines, logx=True, logy=True, hline=None):
@@ -132,6 +134,7 @@ class Plotter:
         lines = [(label, pts) for label, pts in lines if pts]
         if not lines or self.gnuplot is None:
             return None
+        name = self.prefix + name
         dat = os.path.join(self.dir, name + ".dat")
         with open(dat, "w") as f:
             for label, pts in lines:
@@ -281,25 +284,50 @@ def md_table(header, rows):
     return "\n".join(out)
 
 
+def library_name(r):
+    """Short name of the MPI library of a real-MPI record, e.g. "Open MPI v4.1.4", "MPICH 4.0.2".
+    Records written before the library was recorded all came from Open MPI."""
+    text = r.get("mpi_library")
+    if not text:
+        return "Open MPI"
+    if text.startswith("MPICH Version:"):
+        return "MPICH " + text.split(":", 1)[1].strip()
+    return text.split(",")[0].strip()
+
+
+def real_mpi_groups(recs):
+    """Real-MPI records by (platform, MPI library), in order of appearance: runs of different
+    libraries or machines are reported apart."""
+    groups = {}
+    for r in recs:
+        if r["backend"] == "mpi":
+            groups.setdefault((r["platform"], library_name(r)), []).append(r)
+    return groups
+
+
 def describe_platforms(recs):
     seen = {}
     for r in recs:
         pp = r.get("platform_params") or {}
-        key = (r["backend"], r["platform"])
+        key = (r["backend"], r["platform"], library_name(r) if r["backend"] == "mpi" else "")
         if key in seen:
             continue
         if r["backend"] == "smpi":
             text = (f"{r['platform']}: topology {pp.get('topology', '?')}, {pp.get('cores_per_node', '?')} cores/node, "
                     f"alpha {fmt_time(pp.get('alpha_per_hop_s'))} per hop, "
                     f"beta {pp.get('beta_s_per_byte', 0):.3g} s/byte, node alpha {fmt_time(pp.get('node_alpha_s'))}")
-        else:
-            text = (f"{r['platform']}: Open MPI on this machine ({pp.get('host_cores', '?')} cores"
+        elif "host_cores" in pp:
+            text = (f"{r['platform']}: {library_name(r)} on one machine ({pp.get('host_cores', '?')} cores"
                     f"{', oversubscribed' if pp.get('oversubscribed') else ''})")
+        else:
+            shape = ", ".join(f"{k} {v}" for k, v in pp.items() if k not in ("name", "launcher"))
+            text = (f"{r['platform']}: {library_name(r)}, started by `{r.get('launcher', pp.get('launcher', '?'))}`"
+                    f"{' (' + shape + ')' if shape else ''}")
         seen[key] = text
     return [f"- {t}" for t in seen.values()]
 
 
-def section_comm_create(d, plot, backend):
+def section_comm_create(d, plot, draw):
     out = []
     if not d.select(benchmark="comm_create"):
         return out
@@ -322,7 +350,7 @@ def section_comm_create(d, plot, backend):
         impls = sorted(set(d.values("implementation", benchmark="comm_create", variant=mode)) |
                        {r["implementation"] for r in d.skips if r["benchmark"] == "comm_create" and r["variant"] == mode},
                        key=lambda i: (COMM_CREATE_ORDER.index(i) if i in COMM_CREATE_ORDER else len(COMM_CREATE_ORDER), i))
-        if backend == "smpi":
+        if draw:
             img = plot.plot(f"fig5_comm_create_{mode}", f"communicator creation ({mode})", "p", "time [s]",
                             [(i, d.series("p", benchmark="comm_create", variant=mode, implementation=i)) for i in impls])
             if img:
@@ -343,7 +371,7 @@ def section_comm_create(d, plot, backend):
     return out
 
 
-def section_overlap(d, plot, backend):
+def section_overlap(d, plot, draw):
     out = []
     if not d.select(benchmark="overlap"):
         return out
@@ -351,7 +379,7 @@ def section_overlap(d, plot, backend):
     out.append("Groups of 4 PEs, neighbours sharing one PE. Cascaded: a shared PE creates its left group first "
                "(a chain through all groups); alternating: even groups first (constant depth).\n")
     impls = d.values("implementation", benchmark="overlap")
-    if backend == "smpi":
+    if draw:
         img = plot.plot("fig6_overlap", "overlapping groups of 4", "p", "time [s]",
                         [(i, d.series("p", benchmark="overlap", implementation=i)) for i in impls])
         if img:
@@ -365,7 +393,7 @@ def section_overlap(d, plot, backend):
     return out
 
 
-def section_collectives(d, plot, backend):
+def section_collectives(d, plot, draw):
     out = []
     if not d.select(benchmark="collectives"):
         return out
@@ -377,7 +405,7 @@ def section_collectives(d, plot, backend):
                "Sizes are doubles per PE (gather: doubles arriving at the root). Ratio = RBC time / MPI time "
                "(below 1: RBC faster).\n")
     ops = [op for op in COLLECTIVES if d.select(benchmark="collectives", variant=op)]
-    if backend == "smpi":
+    if draw:
         img = plot.plot("fig4_collectives_over_p", "RBC / MPI time, 1 double", "p", "RBC time / MPI time",
                         [(op, [(p, ratio(d.median(benchmark="collectives", variant=op, n=1, implementation="rbc", p=p),
                                          d.median(benchmark="collectives", variant=op, n=1, implementation="mpi", p=p)))
@@ -392,7 +420,7 @@ def section_collectives(d, plot, backend):
         count = len(d.values("n", benchmark="collectives", p=p))
         if count > best_count:
             best_p, best_count = p, count
-    if backend == "smpi" and best_p and best_count > 2:
+    if draw and best_p and best_count > 2:
         img = plot.plot("fig9_collectives_over_size", f"RBC / MPI time, p = {best_p}", "message size [doubles]",
                         "RBC time / MPI time",
                         [(op, [(n, ratio(d.median(benchmark="collectives", variant=op, n=n, implementation="rbc", p=best_p),
@@ -413,7 +441,7 @@ def section_collectives(d, plot, backend):
     return out
 
 
-def section_split_bcast(d, plot, backend):
+def section_split_bcast(d, plot, draw):
     out = []
     if not d.select(benchmark="split_bcast"):
         return out
@@ -422,7 +450,7 @@ def section_split_bcast(d, plot, backend):
                "Ratio = MPI time / RBC time (above 1: RBC faster).\n")
     impls = [i for i in d.values("implementation", benchmark="split_bcast") if i != "rbc"]
     ks = d.values("k", benchmark="split_bcast")
-    if backend == "smpi":
+    if draw:
         lines = []
         for impl in impls:
             for k in ks:
@@ -451,7 +479,7 @@ def section_split_bcast(d, plot, backend):
     return out
 
 
-def section_sort(d, plot, backend):
+def section_sort(d, plot, draw):
     out = []
     if not d.select(benchmark="sort"):
         return out
@@ -461,7 +489,7 @@ def section_sort(d, plot, backend):
                "globally sorted with no element lost.\n")
     impls = d.values("implementation", benchmark="sort")
     ps = d.values("p", benchmark="sort", variant="uniform")
-    if backend == "smpi" and ps:
+    if draw and ps:
         # The figure's p is the one with the most measurements (a sweep over n/p with every
         # implementation), not the largest, where only a point or two may have been affordable.
         p = max(ps, key=lambda q: (len(d.select(benchmark="sort", variant="uniform", p=q)), q))
@@ -585,13 +613,13 @@ def merge_targets(d):
     return rows
 
 
-def section_merge(d, plot, backend):
+def section_merge(d, plot, draw):
     out = []
     if not d.select(benchmark="merge"):
         return out
     out.append("## Stable merge: weak scaling (Siebert and Traeff)\n")
     out.append("Every PE holds a sorted block of A (n/p / 3 doubles) and of B (twice as many), globally sorted in "
-               "rank order (core/merge/bench/merge_bench.cpp, docs/merge.md). Per variant: co-ranking time (the "
+               "rank order (bench/merge.cpp, docs/merge.md). Per variant: co-ranking time (the "
                "distributed binary search for each PE's output start) and total time of `merge::stable_merge`, "
                "each the maximum over PEs, median over repetitions. Variants: `fence_bound` (fence epochs, fixed "
                "iteration bound), `fence_allreduce` (fence + allreduce termination), `lock_shared` (passive-target "
@@ -606,7 +634,7 @@ def section_merge(d, plot, backend):
     for layout, n in _merge_cases(d):
         ps = d.values("p", benchmark="merge", variant=layout, n_per_pe=n)
         want = dict(variant=layout, n_per_pe=n)
-        if backend == "smpi" and len(ps) > 1:
+        if draw and len(ps) > 1:
             tag = f"{layout}_{n}".replace("=", "").replace(".", "_")
             lines = []
             for i in impls:
@@ -648,7 +676,6 @@ def generate(paths, out_dir, failures=None, snapshot=None):
     os.makedirs(out_dir, exist_ok=True)
     plot = Plotter(out_dir)
     sim = Data([r for r in recs if r["backend"] == "smpi"])
-    real = Data([r for r in recs if r["backend"] == "mpi"])
     revs = sorted({r["rev"] for r in recs})
     modes = sorted({r.get("mode", "?") for r in recs})
     lines = [
@@ -657,8 +684,8 @@ def generate(paths, out_dir, failures=None, snapshot=None):
         f"{', '.join(os.path.basename(p) for p in paths)} ({len(recs)} records; revision(s) {', '.join(revs)}; "
         f"mode(s) {', '.join(modes)}).", "",
         "Every time is the maximum over PEs of one operation, the median over repetitions after warm-up "
-        "(min and max are in the .jsonl). Simulated runs (SMPI) report simulated seconds; Open MPI runs "
-        "report wall seconds on this machine.", "",
+        "(min and max are in the .jsonl). Simulated runs (SMPI) report simulated seconds; real-MPI runs "
+        "(Open MPI, MPICH, a cluster's MPI) report wall seconds.", "",
         "Platforms:", *describe_platforms(recs), "",
     ]
     if sim.recs:
@@ -669,16 +696,29 @@ def generate(paths, out_dir, failures=None, snapshot=None):
                   "for 2^15 ranks is only really checked by records at 2^15.", "",
                   md_table(["what", "target", "paper / thesis", "measured", "status"],
                            targets_table(sim, None) + merge_targets(sim)), ""]
-    for title, data, backend in (("Simulated (SMPI)", sim, "smpi"), ("Open MPI on this machine", real, "mpi")):
+    # Simulated runs, then each real MPI on each machine. A real-MPI group measured at three or
+    # more rank counts, none oversubscribed (a cluster run), gets the figures over p too, named
+    # after its platform and library.
+    parts = [("Simulated (SMPI)", sim, None, True)]
+    for (platform, library), group in real_mpi_groups(recs).items():
+        data = Data(group)
+        title = f"{library} on {platform}"
+        safe = "".join(c if c.isalnum() else "_" for c in f"{platform}_{library}")
+        scaling = len({r["p"] for r in data.recs}) >= 3 and not any(
+            (r.get("platform_params") or {}).get("oversubscribed") for r in data.recs)
+        parts.append((title, data, (library, safe + "_"), scaling))
+    for title, data, real, draw in parts:
         if not data.recs:
             continue
         lines += [f"# {title}", ""]
+        plot.prefix = real[1] if real else ""
         for section in (section_comm_create, section_overlap, section_collectives, section_split_bcast, section_sort,
                         section_merge):
-            part = section(data, plot, backend)
-            if part and backend == "mpi":
-                part[0] = part[0].replace("## ", "## Open MPI: ", 1)
+            part = section(data, plot, draw)
+            if part and real:
+                part[0] = part[0].replace("## ", f"## {real[0]}: ", 1)
             lines += part
+    plot.prefix = ""
     if failures:
         lines += ["# Failed runs", "", *[f"- `{f['job']}`: {f['error']}" for f in failures], ""]
     if plot.gnuplot is None:

@@ -286,6 +286,22 @@ const char* backend_name() {
 #endif
 }
 
+std::string mpi_library_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int length = 0;
+  if (MPI_Get_library_version(text, &length) != MPI_SUCCESS) {
+    throw std::runtime_error("MPI_Get_library_version failed");
+  }
+  std::string line;
+  for (int i = 0; i < length && text[i] != '\0' && text[i] != '\n'; ++i) {
+    const bool blank = text[i] == ' ' || text[i] == '\t';
+    if (blank && (line.empty() || line.back() == ' ')) continue;
+    line += blank ? ' ' : text[i];
+  }
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  return line.empty() ? std::string("unknown") : line;
+}
+
 std::vector<std::string> common_options() {
   return {"platform", "rev", "warmup", "reps", "mpi-algorithms", "help"};
 }
@@ -297,6 +313,7 @@ Context::Context(const Args& args, MPI_Comm world) : world_(world) {
   platform_params_ =
       require_object(env_or("JANUS_BENCH_PLATFORM_PARAMS", "{}"), "JANUS_BENCH_PLATFORM_PARAMS");
   rev_ = args.get("rev", env_or("JANUS_BENCH_REV", "unknown"));
+  mpi_library_ = mpi_library_version();
   std::string extra = require_object(env_or("JANUS_BENCH_EXTRA", "{}"), "JANUS_BENCH_EXTRA");
   extra_ = extra.substr(1, extra.size() - 2);
   if (extra_.find_first_not_of(" \t\n") == std::string::npos) extra_.clear();
@@ -317,6 +334,7 @@ Record Context::record(const std::string& benchmark) const {
       .add("platform", platform_)
       .add_raw("platform_params", platform_params_)
       .add("rev", rev_)
+      .add("mpi_library", mpi_library_)
       .add("p", size_);
   if (!extra_.empty()) r.add_raw("", extra_);
   return r;

@@ -11,7 +11,9 @@
 //   JANUS_BENCH_PLATFORM_PARAMS  JSON object of the platform's parameters
 //   JANUS_BENCH_REV              the project's git revision
 //   JANUS_BENCH_EXTRA            JSON object whose members are copied into every record
-// --platform=NAME and --rev=REV on the command line override the first and third.
+// --platform=NAME and --rev=REV on the command line override the first and third. Every record
+// also names the MPI library it ran on ("mpi_library", the first line of
+// MPI_Get_library_version), so records of Open MPI, MPICH and SMPI runs can be told apart.
 
 #include <mpi.h>
 
@@ -112,6 +114,10 @@ class Record {
 // "mpi" or "smpi": which library this binary was built against.
 const char* backend_name();
 
+// The first line of MPI_Get_library_version, blanks collapsed (e.g. "MPICH Version: 4.0.2",
+// "Open MPI v4.1.4, package: Debian OpenMPI, ...").
+std::string mpi_library_version();
+
 // Everything a benchmark program needs to describe its records: the run context from the
 // environment and arguments, the world size and rank.
 class Context {
@@ -142,6 +148,7 @@ class Context {
   std::string platform_params_;
   std::string rev_;
   std::string extra_;
+  std::string mpi_library_;
   std::map<std::string, std::string> algorithms_;
 };
 

@@ -8,8 +8,12 @@ set -euo pipefail
 run_ranks="$1" backend="$2" platform="$3" program="$4"
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-"$run_ranks" --backend "$backend" --np 3 --timeout 120 --platform "$platform" "$program" \
-  --warmup=0 --reps=2 --impls=groupcomm_286,mpi_create_group,rbc_icreate_list >"$out"
+if ! "$run_ranks" --backend "$backend" --np 3 --timeout 120 --platform "$platform" "$program" \
+  --warmup=0 --reps=2 --impls=groupcomm_286,mpi_create_group,rbc_icreate_list >"$out"; then
+  cat "$out"
+  echo "comm_create_smoke FAIL: the run failed (output above)"
+  exit 1
+fi
 python3 - "$backend" "$out" <<'PY'
 import json, sys
 backend, path = sys.argv[1], sys.argv[2]
