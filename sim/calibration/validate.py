@@ -110,6 +110,7 @@ def make_parser():
                         help="platform parameter (default: the profile's, with cores = --np)")
     parser.add_argument("--sim-only", metavar="REAL_JSONL",
                         help="take the real times from an earlier validate record instead of running MPI")
+    parser.add_argument("--only", default="", help="comma-separated subset of comm_create, split_bcast, collectives, sort")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per run")
     return parser
 
@@ -122,6 +123,12 @@ def main(argv=None):
     try:
         profile = cp.load(args.calibration)
         programs = plan(args.quick)
+        only = [x for x in args.only.split(",") if x]
+        if only:
+            unknown = sorted(set(only) - {name for name, _ in programs})
+            if unknown:
+                raise calibrate.CalibrationError(f"--only: unknown program(s) {', '.join(unknown)}")
+            programs = [(n, a) for n, a in programs if n in only]
         targets = [f"//bench:{name}_{b}" for name, _ in programs for b in ("mpi", "smpi")]
         bin_root = calibrate.bazel_bin(targets + ["//sim/calibration:libcharge_preload.so"])
         preload = os.path.join(bin_root, "sim", "calibration", "libcharge_preload.so")
@@ -168,9 +175,10 @@ def main(argv=None):
 
         stamp = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
         context = {"profile": profile["name"], "profile_path": profile["_path"], "np": args.np,
-                   "real": f"{library} {version}, np={args.np} on {cores} cores"
-                           f"{' (oversubscribed)' if args.np > cores else ''}, {repeat} run(s), "
-                           f"load average {load:.1f} at the start",
+                   "real": (f"from {args.sim_only}" if args.sim_only else
+                            f"{library} {version}, np={args.np} on {cores} cores"
+                            f"{' (oversubscribed)' if args.np > cores else ''}, {repeat} run(s), "
+                            f"load average {load:.1f} at the start"),
                    "simulated": f"SMPI, platform {platform} {' '.join(params)}, profile {profile['name']}, deterministic",
                    "date": stamp, "quick": args.quick}
         rows = []
