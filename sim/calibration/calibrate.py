@@ -32,7 +32,8 @@ sys.path.insert(0, HERE)
 import calibration_profile as cp  # noqa: E402
 
 PREFIX = "JANUS_CALIB "
-SEGMENT_STARTS = (0, 512, 4096)   # overhead segments: small, medium, up to the eager limit
+SEGMENT_STARTS = (0, 512)   # overhead segments: small and medium messages
+EAGER_LIMIT = 4096          # Open MPI's shared-memory eager limit: larger sends wait for the receiver
 
 
 class CalibrationError(Exception):
@@ -159,7 +160,7 @@ def fit_piecewise(points):
     segments = []
     for i, lo in enumerate(SEGMENT_STARTS):
         hi = SEGMENT_STARTS[i + 1] if i + 1 < len(SEGMENT_STARTS) else math.inf
-        inside = sorted((s, t) for s, t in points.items() if lo <= s < hi)
+        inside = sorted((s, t) for s, t in points.items() if lo <= s < min(hi, EAGER_LIMIT))
         if not inside:
             continue
         c, b = relative_fit([s for s, _ in inside], [t for _, t in inside])
@@ -189,7 +190,13 @@ def fit_profile(records, np, library, version, how):
         if not over[op]:
             raise CalibrationError("no overhead measurements (needs np >= 2)")
         params[name] = param(fit_piecewise(over[op]), "[[min_bytes, s, s/byte]]", src_over)
-    pp = {r["bytes"]: med(r) for r in by.get("pingpong", [])}
+    # A size whose median is more than twice its fastest trial was mostly preempted (a busy
+    # host: large messages need both ranks scheduled at once); it says nothing about the link.
+    pp_all = {r["bytes"]: med(r) for r in by.get("pingpong", [])}
+    pp = {r["bytes"]: med(r) for r in by.get("pingpong", []) if med(r) <= 2 * min(r["samples"])}
+    noisy = sorted(set(pp_all) - set(pp))
+    if len(pp) < 2:
+        raise CalibrationError("fewer than two ping-pong sizes had stable timings; rerun on a quieter machine")
     residual = {s: t - cp.piecewise_at(params["os"]["value"], s) - cp.piecewise_at(params["or"]["value"], s)
                 for s, t in pp.items()}
     sizes = sorted(residual)
@@ -198,10 +205,11 @@ def fit_profile(records, np, library, version, how):
     big = [s for s in sizes if s >= 65536]
     if beta <= 0 and len(big) >= 2:
         beta = (residual[big[-1]] - residual[big[0]]) / (big[-1] - big[0])
-    beta = max(beta, 1e-12)
+    beta = max(beta, 1e-11)  # <= 0: the per-byte cost is in the overheads (copies through shared memory)
     alpha = max(alpha, 1e-9)
     src_pp = (f"calibrate pingpong 0 B..4 MiB at np={np} (median half round trip, many round trips, "
-              "warm-up) minus os and or; least squares in relative error")
+              "warm-up) minus os and or; least squares in relative error"
+              + (f"; sizes {', '.join(map(str, noisy))} B left out (median > 2x fastest trial: preempted)" if noisy else ""))
     params["node_alpha"] = param(alpha, "s", src_pp)
     params["node_bw"] = param(1.0 / beta, "B/s", src_pp)
     params["iprobe"] = param(max(med(by["iprobe"][0]), 1e-9), "s",
