@@ -6,7 +6,7 @@
 //   JANUS_CALIB {"kind":..., ...,"samples":[seconds, ...]}
 // where each sample is one timed trial (already divided by the operations it timed).
 //
-// usage: calibrate [pingpong] [overhead] [probe] [comm] [coll] [kernels] [--quick]
+// usage: calibrate [pingpong] [overhead] [probe] [exchange] [comm] [coll] [kernels] [--quick]
 // (no section = all). Sections that need two ranks are skipped at p = 1.
 #include <mpi.h>
 
@@ -167,6 +167,37 @@ void overhead(const Setup& s) {
       }
       emit(s, "\"kind\":\"overhead\",\"op\":\"" + op + "\",\"bytes\":" + std::to_string(bytes), samples);
     }
+  }
+}
+
+// Probe-then-receive between ranks 0 and 1, as in the hypercube's exchange: each sends with
+// MPI_Isend, probes for the incoming count, receives, waits for its send.
+void exchange(const Setup& s) {
+  const int trials = s.quick ? 7 : 15;
+  const int per_trial = 50;
+  for (int bytes : {8, 1024}) {
+    std::vector<char> out(static_cast<std::size_t>(bytes)), in(static_cast<std::size_t>(bytes));
+    std::vector<double> samples;
+    for (int t = -2; t < trials; ++t) {
+      check(MPI_Barrier(s.world), "MPI_Barrier");
+      const double start = MPI_Wtime();
+      if (s.rank < 2) {
+        const int partner = 1 - s.rank;
+        for (int i = 0; i < per_trial; ++i) {
+          MPI_Request request;
+          check(MPI_Isend(out.data(), bytes, MPI_BYTE, partner, 4, s.world, &request), "MPI_Isend");
+          MPI_Status status;
+          check(MPI_Probe(partner, 4, s.world, &status), "MPI_Probe");
+          int count = 0;
+          check(MPI_Get_count(&status, MPI_BYTE, &count), "MPI_Get_count");
+          check(MPI_Recv(in.data(), count, MPI_BYTE, partner, 4, s.world, MPI_STATUS_IGNORE), "MPI_Recv");
+          check(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait");
+        }
+      }
+      const double value = max_over((MPI_Wtime() - start) / per_trial, s.world);
+      if (t >= 0) samples.push_back(value);
+    }
+    emit(s, "\"kind\":\"exchange\",\"bytes\":" + std::to_string(bytes), samples);
   }
 }
 
@@ -406,20 +437,20 @@ int run(int argc, char** argv) {
     if (arg == "--quick") {
       s.quick = true;
     } else if (arg == "pingpong" || arg == "overhead" || arg == "probe" || arg == "comm" ||
-               arg == "coll" || arg == "kernels") {
+               arg == "coll" || arg == "kernels" || arg == "exchange") {
       sections.push_back(arg);
     } else {
       throw std::invalid_argument("calibrate: unknown argument '" + arg +
-                                  "' (sections: pingpong overhead probe comm coll kernels; --quick)");
+                                  "' (sections: pingpong overhead probe exchange comm coll kernels; --quick)");
     }
   }
-  if (sections.empty()) sections = {"pingpong", "overhead", "probe", "comm", "coll", "kernels"};
+  if (sections.empty()) sections = {"pingpong", "overhead", "probe", "exchange", "comm", "coll", "kernels"};
   const std::vector<std::pair<std::string, std::function<void(const Setup&)>>> all = {
-      {"pingpong", pingpong}, {"overhead", overhead}, {"probe", probe},
+      {"pingpong", pingpong}, {"overhead", overhead}, {"probe", probe}, {"exchange", exchange},
       {"comm", comm_creation}, {"coll", collectives}, {"kernels", kernels}};
   for (const auto& [name, fn] : all) {
     if (std::find(sections.begin(), sections.end(), name) == sections.end()) continue;
-    if ((name == "pingpong" || name == "overhead") && s.size < 2) {
+    if ((name == "pingpong" || name == "overhead" || name == "exchange") && s.size < 2) {
       progress(s, name + " skipped (needs 2 ranks)");
       continue;
     }
