@@ -24,7 +24,7 @@ SCHEMA = "janus-calibration/1"
 PIECEWISE = ("os", "or", "ois")                       # [[min_bytes, seconds, seconds_per_byte], ...]
 SECONDS = ("iprobe", "test")                          # one positive number
 LINK = ("node_alpha", "node_bw", "alpha", "bw")       # platform parameters (s, B/s)
-CREATION = ("comm_create_group", "comm_split", "comm_dup", "comm_free")  # [A, B]: A + B log2 p
+CREATION = ("comm_create_group", "comm_split", "comm_dup", "comm_free")  # [A, B(, C)]: A + B log2 p + C p
 KERNELS = ("sort", "partition", "select", "merge", "copy")               # compute_<k>: [c0, c1]
 REQUIRED = PIECEWISE + SECONDS + ("node_alpha", "node_bw")
 
@@ -99,10 +99,12 @@ def validate(profile, where="profile"):
         elif name in CREATION or name.startswith("compute_"):
             if name.startswith("compute_") and name[len("compute_"):] not in KERNELS:
                 raise ProfileError(f"parameter {name}: unknown kernel (kernels: {', '.join(KERNELS)})")
-            if not isinstance(v, list) or len(v) != 2:
-                raise ProfileError(f"parameter {name}: want [A, B] (seconds)")
-            _number(name, v[0])
-            _number(name, v[1])
+            lengths = (2, 3) if name in CREATION else (2,)
+            if not isinstance(v, list) or len(v) not in lengths:
+                raise ProfileError(f"parameter {name}: want " + ("[A, B] or [A, B, C]" if name in CREATION else "[c0, c1]")
+                                   + " (seconds)")
+            for x in v:
+                _number(name, x)
         elif name == "coll_selector":
             if v not in SELECTORS:
                 raise ProfileError(f"parameter coll_selector: '{v}' is not one of {', '.join(SELECTORS)}")
@@ -143,8 +145,8 @@ def piecewise_at(segments, size):
 
 
 def creation_seconds(profile, op, p):
-    a, b = value(profile, op, [0.0, 0.0])
-    return a + b * math.log2(max(p, 1))
+    v = list(value(profile, op, [0.0, 0.0])) + [0.0]
+    return v[0] + v[1] * math.log2(max(p, 1)) + v[2] * p
 
 
 def kernel_seconds(profile, kernel, n):
@@ -188,7 +190,7 @@ def environment(profile):
     for op in CREATION:
         v = value(profile, op)
         if v is not None:
-            env["JANUS_CHARGE_" + op.upper()] = f"{v[0]!r},{v[1]!r}"
+            env["JANUS_CHARGE_" + op.upper()] = ",".join(repr(float(x)) for x in v)
     for k in KERNELS:
         v = value(profile, "compute_" + k)
         if v is not None:

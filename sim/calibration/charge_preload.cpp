@@ -6,8 +6,9 @@
 // MPI_Comm_* definitions come before libsimgrid's in the global symbol order and the program's
 // calls land here (a definition inside the program's own shared object would not interpose:
 // smpirun dlopens it RTLD_LOCAL). Each wrapper calls SMPI's PMPI_* function and then advances
-// the calling rank's simulated time by A + B * log2(p), p the size of the parent communicator,
-// with "A,B" in seconds from JANUS_CHARGE_COMM_CREATE_GROUP, _SPLIT, _DUP and _FREE.
+// the calling rank's simulated time by A + B * log2(p) + C * p, p the size of the parent
+// communicator, with "A,B" or "A,B,C" in seconds from JANUS_CHARGE_COMM_CREATE_GROUP, _SPLIT,
+// _DUP and _FREE (C: libraries whose groups are explicit rank tables, linear in p).
 //
 // MPI_Comm_split is routed through MPI_Allgather + MPI_Comm_create_group (with the same
 // result: members of a color ordered by (key, rank)): SMPI's own split gathers everything to
@@ -27,7 +28,7 @@
 
 namespace {
 
-// "A,B" -> A + B * log2(p); 0 when unset. A malformed value aborts with a message: a silently
+// "A,B[,C]" -> A + B * log2(p) + C * p; 0 when unset. A malformed value aborts with a message: a silently
 // ignored charge would make a calibrated run quietly wrong.
 double modelled(const char* variable, int p) {
   const char* spec = std::getenv(variable);
@@ -36,19 +37,26 @@ double modelled(const char* variable, int p) {
   errno = 0;
   const double a = std::strtod(spec, &end);
   double b = 0;
+  double c = 0;
   bool ok = end != spec && *end == ',' && errno == 0;
   if (ok) {
     const char* rest = end + 1;
     b = std::strtod(rest, &end);
-    ok = end != rest && *end == '\0' && errno == 0 && std::isfinite(a) && std::isfinite(b) &&
-         a >= 0 && b >= 0;
+    ok = end != rest && errno == 0;
+    if (ok && *end == ',') {
+      rest = end + 1;
+      c = std::strtod(rest, &end);
+      ok = end != rest && errno == 0;
+    }
+    ok = ok && *end == '\0' && std::isfinite(a) && std::isfinite(b) && std::isfinite(c) && a >= 0 &&
+         b >= 0 && c >= 0;
   }
   if (!ok) {
-    std::fprintf(stderr, "charge_preload: %s='%s' is not \"A,B\" (seconds, non-negative)\n",
+    std::fprintf(stderr, "charge_preload: %s='%s' is not \"A,B[,C]\" (seconds, non-negative)\n",
                  variable, spec);
     std::abort();
   }
-  return a + b * std::log2(static_cast<double>(std::max(p, 1)));
+  return a + b * std::log2(static_cast<double>(std::max(p, 1))) + c * p;
 }
 
 void charge(const char* variable, const char* call, MPI_Comm comm) {
