@@ -201,10 +201,41 @@ def main(argv=None):
         plot(rows, base, context)
         calibrate.log(f"validate: records {base}.jsonl, table {base}.md, plot {base}.png "
                       f"({time.monotonic() - started:.0f} s)")
-        return 0
+        problems = check_records(base + ".jsonl", need_real=not args.sim_only)
+        for problem in problems:
+            calibrate.log(f"validate: MALFORMED: {problem}")
+        return 1 if problems else 0
     except (calibrate.CalibrationError, cp.ProfileError) as err:
         calibrate.log(f"validate: error: {err}")
         return 1
+
+
+def check_records(path, need_real=True):
+    """Problems with a validation record (missing file, malformed row, a point without a real or
+    simulated time); timing itself is never judged."""
+    if not os.path.isfile(path):
+        return [f"{path} is missing"]
+    problems, count = [], 0
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as err:
+                problems.append(f"{path}:{n}: not JSON ({err})")
+                continue
+            count += 1
+            for field in ("key", "point", "real_s", "simulated_s", "ratio", "profile", "np"):
+                if field not in row:
+                    problems.append(f"{path}:{n}: no '{field}'")
+            sim = row.get("simulated_s")
+            real = row.get("real_s")
+            if not isinstance(sim, (int, float)) or sim < 0:
+                problems.append(f"{path}:{n}: {row.get('point')}: no simulated time")
+            if need_real and (not isinstance(real, (int, float)) or real <= 0):
+                problems.append(f"{path}:{n}: {row.get('point')}: no real time")
+    if count == 0:
+        problems.append(f"{path} holds no records")
+    return problems
 
 
 def fmt_us(s):
