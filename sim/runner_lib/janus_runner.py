@@ -45,6 +45,12 @@ LARGE_RUN_COLLECTIVES = {
     "reduce_scatter": "mpich_rdb",
 }
 
+# Simulated cost of one MPI_Iprobe / MPI_Test without a profile: Open MPI 4.1's measured ~40 ns
+# (./janus calibrate on the development machine) instead of SMPI's 1e-4 s default, which made
+# every probe-then-receive exchange cost ~100 us (the constant ~403 us hypercube phases). Never
+# 0: a polling loop would livelock. A profile or --cfg=smpi/iprobe:... overrides it.
+DEFAULT_POLL_COST = "4e-08"
+
 EXIT_DEADLOCK = 3
 EXIT_TIMEOUT = 4
 EXIT_USAGE = 2
@@ -334,6 +340,8 @@ def smpi_options(args, built, profile=None):
         opts += built.smpi_cfg
     if profile is not None:
         opts += calibration.smpi_cfg(profile)
+    else:
+        opts += [f"--cfg=smpi/iprobe:{DEFAULT_POLL_COST}", f"--cfg=smpi/test:{DEFAULT_POLL_COST}"]
     opts += ["--cfg=smpi/display-timing:yes", "--log=xbt_cfg.thres:warning", "--log=smpi_config.thres:warning",
              "--log=smpi_coll.thres:warning"]
     opts += [c if c.startswith("--cfg=") else "--cfg=" + c for c in args.cfg]
