@@ -278,6 +278,7 @@ set ylabel 'simulated / real (log)'
 set xtics rotate by 60 right font ',8'
 set grid ytics
 set bmargin 14
+set lmargin 16
 plot '{data}' using 1:2:xtic(3) with points pt 7 ps 1.2 title 'simulated / real', \\
      1 with lines lt 1 dt 2 title 'exact', 1.25 with lines lt 3 dt 3 title '+-25%', 0.75 with lines lt 3 dt 3 notitle
 """
