@@ -27,6 +27,9 @@ try:  # The platform generator (platforms/platformgen.py), if this checkout has 
 except ImportError:  # pragma: no cover - older checkouts
     platformgen = None
 
+sys.path.insert(0, os.path.join(ROOT, "sim", "calibration"))
+import calibration_profile  # noqa: E402
+
 # Collective algorithms named explicitly for every SMPI run: SMPI's automatic selectors probe
 # the node layout with O(p^2) steps. These are the ones the records name.
 SMPI_COLLECTIVES = {
@@ -109,6 +112,20 @@ def build(names, backend, mpi):
     return info.stdout.strip()
 
 
+def build_preload():
+    """The charge library of calibrated simulations (sim/calibration/charge_preload.cpp)."""
+    path = os.environ.get("JANUS_CHARGE_PRELOAD")
+    if path:
+        return path
+    bazel = bazel_command()
+    flags = shlex.split(os.environ.get("JANUS_BAZEL_FLAGS", ""))
+    target = "//sim/calibration:libcharge_preload.so"
+    if subprocess.run(bazel + ["build"] + flags + [target], cwd=ROOT).returncode != 0:
+        raise DriverError(f"bazel build {target} failed")
+    info = subprocess.run(bazel + ["info"] + flags + ["bazel-bin"], cwd=ROOT, capture_output=True, text=True)
+    return os.path.join(info.stdout.strip(), "sim", "calibration", "libcharge_preload.so")
+
+
 def program_path(bin_root, name, backend):
     """Where Bazel put <name>_<backend>: a shared object for smpi (lib<name>_smpi.so in Bazel 4)."""
     candidates = [os.path.join(bin_root, "bench", f"{name}_{backend}"),
@@ -129,13 +146,19 @@ def program_path(bin_root, name, backend):
 class Platform:
     """The simulated machine of a run: XML, hostfile and a JSON-able description."""
 
-    def __init__(self, name, params, np, scratch):
+    def __init__(self, name, params, np, scratch, profile=None):
         self.name = name
         self.cfg = []
         self.speed = None
         if platformgen is not None:
             try:
-                built = platformgen.build(name, platformgen.parse_assignments(params), np)
+                given = platformgen.parse_assignments(params)
+                if profile is not None:  # the profile's link figures unless -p gives them
+                    known = set(platformgen.param_names(name))
+                    for key, text in calibration_profile.platform_params(profile).items():
+                        if key in known and key not in given and not (key == "bw" and "beta" in given):
+                            given[key] = text
+                built = platformgen.build(name, given, np)
                 lines = built.hostfile_lines(np)
             except platformgen.ParamError as err:
                 raise DriverError(f"platform {name}: {err}") from None
@@ -157,13 +180,24 @@ class Platform:
             self.speed = 1e9
 
 
-def smpi_command(job, program, platform, poll_cost):
+def smpi_command(job, program, platform, poll_cost, profile=None, preload=None):
     cmd = ["smpirun", "-np", str(job.p), "-platform", platform.xml]
     if platform.hostfile:
         cmd += ["-hostfile", platform.hostfile]
+    if preload:
+        cmd += ["-wrapper", f"env LD_PRELOAD={preload}"]
     cmd += ["-no-privatize", "--cfg=contexts/guard-size:0", f"--cfg=contexts/stack-size:{job.stack_kib}",
-            "--cfg=network/model:CM02", "--cfg=network/TCP-gamma:0", "--cfg=network/crosstraffic:0",
-            f"--cfg=smpi/test:{poll_cost}", f"--cfg=smpi/iprobe:{poll_cost}"]
+            "--cfg=network/model:CM02", "--cfg=network/TCP-gamma:0", "--cfg=network/crosstraffic:0"]
+    if profile is not None:
+        # Calibrated: overheads, probe/test costs, collectives, charges from the profile;
+        # computation charged by the profile's kernel costs, never host time.
+        cmd += calibration_profile.collective_cfg(profile) or [
+            f"--cfg=smpi/{c}:{a}" for c, a in SMPI_COLLECTIVES.items()]
+        cmd += calibration_profile.smpi_cfg(profile)
+        cmd += ["--cfg=" + c if not c.startswith("--cfg=") else c for c in platform.cfg]
+        cmd += [f"--cfg={c}" for c in job.sim_cfg] + ["--log=root.thres:warning"]
+        return cmd + [program]
+    cmd += [f"--cfg=smpi/test:{poll_cost}", f"--cfg=smpi/iprobe:{poll_cost}"]
     cmd += [f"--cfg=smpi/{c}:{a}" for c, a in SMPI_COLLECTIVES.items()]
     if job.compute == "charged":
         cmd += ["--cfg=smpi/simulate-computation:yes", f"--cfg=smpi/host-speed:{platform.speed!r}"]
@@ -284,19 +318,23 @@ def algorithms_argument(backend, flavor=None):
     return "--mpi-algorithms=" + ",".join(f"{c}:{a}" for c, a in sorted(algs.items()))
 
 
-def run_job(job, program, args, rev, heartbeat, label="", running=None, launcher=None):
+def run_job(job, program, args, rev, heartbeat, label="", running=None, launcher=None, profile=None,
+            preload=None):
     """Runs one job; returns (records, error message or None, wall seconds). label prefixes its
     progress lines (several jobs may run at once)."""
     scratch = tempfile.mkdtemp(prefix="janus-bench.")
     try:
         env = dict(os.environ)
         if job.backend == "smpi":
-            platform = Platform(args.platform, args.param, job.p, scratch)
-            cmd = smpi_command(job, program, platform, args.poll_cost)
+            platform = Platform(args.platform, args.param, job.p, scratch, profile)
+            cmd = smpi_command(job, program, platform, args.poll_cost, profile, preload)
             env["JANUS_BENCH_PLATFORM"] = platform.name
             env["JANUS_BENCH_PLATFORM_PARAMS"] = json.dumps(platform.summary, separators=(",", ":"))
             extra = {"compute": job.compute, "launcher": "smpirun", "poll_cost_s": float(args.poll_cost),
                      "sim_options": " ".join(c for c in cmd if c.startswith("--cfg=") or c == "-no-privatize")}
+            if profile is not None:
+                env.update(calibration_profile.environment(profile))
+                extra.update({"compute": "calibrated", "calibration": profile["name"]})
         else:
             cmd = launcher.command(job.p, program, scratch)
             if launcher.local:
@@ -447,6 +485,10 @@ def make_parser():
                              "(comma-separated, e.g. 64,128,256 across nodes)")
     parser.add_argument("--mpi-platform", metavar="NAME",
                         help="platform name in real-MPI records (default <mpi>-local, or <mpi>-cluster with --launcher)")
+    parser.add_argument("--calibration", metavar="PROFILE",
+                        help="calibration profile for every simulation (a JSON file or a built-in: "
+                             + ", ".join(calibration_profile.builtin_names())
+                             + "); replaces --poll-cost and the compute mode (docs/calibration.md)")
     parser.add_argument("--programs", metavar="DIR", help="use the programs in DIR instead of building them")
     parser.add_argument("--out", default=os.path.join(ROOT, "results"), help="output directory (default results/)")
     parser.add_argument("--rev", help="revision to record (default: git rev-parse HEAD, '-dirty' if modified)")
@@ -507,6 +549,14 @@ def main(argv=None):
             return 0
         if "smpi" in backends and shutil.which("smpirun") is None:
             raise DriverError("'smpirun' not found (./janus setup installs it)")
+        profile = preload = None
+        if args.calibration:
+            try:
+                profile = calibration_profile.load(args.calibration)
+            except calibration_profile.ProfileError as err:
+                raise DriverError(str(err)) from None
+            if "smpi" in backends:
+                preload = build_preload()
         used_backends = sorted({j.backend for j in jobs})
         programs, launcher = {}, None
         for backend in used_backends:
@@ -560,7 +610,7 @@ def main(argv=None):
                 label = f"[{i}/{len(jobs)}] " if args.jobs > 1 else ""
                 log(f"[{i}/{len(jobs)}] {job.describe()}")
                 found, error, wall = run_job(job, programs[(job.benchmark, job.backend)], args, rev,
-                                             args.heartbeat, label, running, launcher)
+                                             args.heartbeat, label, running, launcher, profile, preload)
                 with lock:
                     for rec in found:
                         rec["mode"] = mode

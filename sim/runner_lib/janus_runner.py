@@ -22,8 +22,12 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "platforms"))
+sys.path.insert(0, os.path.join(ROOT, "sim", "calibration"))
 
 import platformgen  # noqa: E402  (lives in platforms/, found through ROOT)
+import calibration_profile as calibration  # noqa: E402  (sim/calibration/)
+
+PRELOAD_LABEL = "//sim/calibration:libcharge_preload.so"
 
 # Collective algorithms named explicitly: SMPI's default selectors include O(P^2) steps (linear
 # reduce + bcast for allreduce, ring allgather probes), which dominate at thousands of ranks.
@@ -40,6 +44,12 @@ LARGE_RUN_COLLECTIVES = {
     "alltoallv": "ompi",
     "reduce_scatter": "mpich_rdb",
 }
+
+# Simulated cost of one MPI_Iprobe / MPI_Test without a profile: Open MPI 4.1's measured ~40 ns
+# (./janus calibrate on the development machine) instead of SMPI's 1e-4 s default, which made
+# every probe-then-receive exchange cost ~100 us (the constant ~403 us hypercube phases). Never
+# 0: a polling loop would livelock. A profile or --cfg=smpi/iprobe:... overrides it.
+DEFAULT_POLL_COST = "4e-08"
 
 EXIT_DEADLOCK = 3
 EXIT_TIMEOUT = 4
@@ -101,6 +111,12 @@ def make_parser():
                         help="allow more ranks than cores (ranks wrap around the nodes)")
     parser.add_argument("--deterministic", action="store_true",
                         help="do not charge host CPU time (smpi/simulate-computation:no): bit-identical runs")
+    parser.add_argument("--calibration", metavar="PROFILE",
+                        help="calibration profile (a JSON file or a built-in: "
+                             + ", ".join(calibration.builtin_names()) + "): per-message overheads, "
+                             "probe/test costs, link latency and bandwidth, collective selector, "
+                             "communicator creation and computation charged as calibrated; implies "
+                             "--deterministic (docs/calibration.md)")
     parser.add_argument("--smpi-model", action="store_true",
                         help="keep SMPI's calibrated network model instead of the pure alpha-beta one")
     parser.add_argument("--rendezvous", action="store_true",
@@ -186,7 +202,7 @@ def _bazel_command():
     return [bazel] + shlex.split(os.environ.get("JANUS_BAZEL_STARTUP", ""))
 
 
-def resolve_program(spec, log):
+def resolve_program(spec, log, suffix=True):
     looks_like_relative_label = re.fullmatch(r"[\w/.-]*:[\w.-]+", spec) and not os.path.exists(spec)
     if not spec.startswith("//") and looks_like_relative_label:
         raise RunnerError(f"'{spec}': give an absolute Bazel label like //sim/tests:netcheck")
@@ -195,9 +211,9 @@ def resolve_program(spec, log):
         package, _, name = label[2:].partition(":")
         if not name:
             name = package.rsplit("/", 1)[-1]
-        if name.endswith("_mpi"):
+        if suffix and name.endswith("_mpi"):
             raise RunnerError(f"{label} is the Open MPI twin; the simulator runs {label[:-4]}_smpi")
-        if not name.endswith("_smpi"):
+        if suffix and not name.endswith("_smpi"):
             name += "_smpi"
         target = f"//{package}:{name}"
         bazel = _bazel_command()
@@ -215,6 +231,8 @@ def resolve_program(spec, log):
         path = next((c for c in candidates if os.path.isfile(c)), candidates[0])
     else:
         path = os.path.abspath(spec)
+    if not suffix:
+        return path
     if not os.path.isfile(path):
         raise RunnerError(f"program '{path}' does not exist")
     kind = _elf_kind(path)
@@ -291,11 +309,25 @@ def _fmt_seconds(s):
     return f"{s:.1f} s" if s >= 10 else f"{s:.3f} s"
 
 
-def smpi_options(args, built):
+def resolve_preload(log):
+    """The charge library for calibrated runs: $JANUS_CHARGE_PRELOAD, or built by Bazel."""
+    path = os.environ.get("JANUS_CHARGE_PRELOAD")
+    if not path:
+        path = resolve_program(PRELOAD_LABEL, log, suffix=False)
+    if not os.path.isfile(path):
+        raise RunnerError(f"charge library '{path}' does not exist")
+    if re.search(r"\s", path):
+        raise RunnerError(f"charge library path '{path}' contains a space (smpirun splits -wrapper)")
+    return os.path.abspath(path)
+
+
+def smpi_options(args, built, profile=None):
     opts = [f"--cfg=contexts/guard-size:0", f"--cfg=contexts/stack-size:{args.stack_size}"]
     if not args.smpi_model:
         opts += ["--cfg=network/model:CM02", "--cfg=network/TCP-gamma:0", "--cfg=network/crosstraffic:0"]
-    if not args.default_collectives:
+    if profile is not None and not args.default_collectives and calibration.collective_cfg(profile):
+        opts += calibration.collective_cfg(profile)
+    elif not args.default_collectives:
         opts += [f"--cfg=smpi/{coll}:{alg}" for coll, alg in LARGE_RUN_COLLECTIVES.items()]
     if args.rendezvous:
         opts.append("--cfg=smpi/send-is-detached-thresh:0")
@@ -306,13 +338,17 @@ def smpi_options(args, built):
         opts.append(f"--cfg=smpi/host-speed:{built.values['speed']!r}f")
     if built is not None:
         opts += built.smpi_cfg
+    if profile is not None:
+        opts += calibration.smpi_cfg(profile)
+    else:
+        opts += [f"--cfg=smpi/iprobe:{DEFAULT_POLL_COST}", f"--cfg=smpi/test:{DEFAULT_POLL_COST}"]
     opts += ["--cfg=smpi/display-timing:yes", "--log=xbt_cfg.thres:warning", "--log=smpi_config.thres:warning",
              "--log=smpi_coll.thres:warning"]
     opts += [c if c.startswith("--cfg=") else "--cfg=" + c for c in args.cfg]
     return opts
 
 
-def run_one(args, program, program_args, np, log):
+def run_one(args, program, program_args, np, log, profile=None, preload=None):
     """Runs one simulation; returns the JSON-able record."""
     scratch = tempfile.mkdtemp(prefix="janus-run.")
     built = None
@@ -326,7 +362,14 @@ def run_one(args, program, program_args, np, log):
         if args.hostfile:
             raise RunnerError("--hostfile is only for an XML --platform; generated platforms pack ranks per node")
         try:
-            built = platformgen.build(args.platform, platformgen.parse_assignments(args.param), np)
+            params = platformgen.parse_assignments(args.param)
+            if profile is not None:
+                # The profile's link figures, unless the user gave them (-p wins).
+                known = set(platformgen.param_names(args.platform))
+                for key, text in calibration.platform_params(profile).items():
+                    if key in known and key not in params and not (key == "bw" and "beta" in params):
+                        params[key] = text
+            built = platformgen.build(args.platform, params, np)
             lines = built.hostfile_lines(np, args.oversubscribe)
         except platformgen.ParamError as err:
             raise RunnerError(str(err)) from None
@@ -344,14 +387,20 @@ def run_one(args, program, program_args, np, log):
     cmd = ["smpirun", "-np", str(np), "-platform", platform_file]
     if hostfile:
         cmd += ["-hostfile", hostfile]
-    cmd += ["-no-privatize"] + smpi_options(args, built) + [program] + program_args
+    if preload:
+        cmd += ["-wrapper", f"env LD_PRELOAD={preload}"]
+    cmd += ["-no-privatize"] + smpi_options(args, built, profile) + [program] + program_args
     if any(re.search(r"\s", a) for a in program_args):
         raise RunnerError("program arguments must not contain spaces (smpirun splits them)")
 
     log(f"runner: simulating {os.path.basename(program)} {' '.join(program_args)}".rstrip())
     log("  " + description.replace("\n", "\n  "))
+    compute = ("charged from the calibration (deterministic)" if profile is not None else
+               "not charged (deterministic)" if args.deterministic else "host CPU time charged")
     log(f"  model: {'SMPI calibrated (factors on)' if args.smpi_model else 'pure alpha-beta (CM02, factors off)'}"
-        f"; compute: {'not charged (deterministic)' if args.deterministic else 'host CPU time charged'}")
+        f"; compute: {compute}")
+    if profile is not None:
+        log("  " + calibration.describe(profile))
     log("+ " + " ".join(shlex.quote(c) for c in cmd))
 
     record = {
@@ -361,6 +410,8 @@ def run_one(args, program, program_args, np, log):
         "model": "smpi" if args.smpi_model else "alpha-beta",
         "command": cmd,
     }
+    if profile is not None:
+        record["calibration"] = calibration.summary(profile)
     if args.dry_run:
         record["status"] = "dry-run"
         _cleanup(scratch, args.keep, log)
@@ -374,6 +425,8 @@ def run_one(args, program, program_args, np, log):
     if built is not None:
         env.setdefault("JANUS_BENCH_PLATFORM", built.name)
         env.setdefault("JANUS_BENCH_PLATFORM_PARAMS", json.dumps(built.summary(), separators=(",", ":")))
+    if profile is not None:
+        env.update(calibration.environment(profile))
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
                             env=env)
     pumps = [threading.Thread(target=monitor.pump, args=(proc.stdout, sys.stdout, not args.quiet), daemon=True),
@@ -492,10 +545,19 @@ def main(argv=None):
                               f"{', '.join(platformgen.PLATFORMS)} (or the path of a SimGrid XML file)")
         if shutil.which("smpirun") is None:
             raise RunnerError("smpirun not found (./janus setup installs libsimgrid-dev)")
+        profile = preload = None
+        if args.calibration:
+            try:
+                profile = calibration.load(args.calibration)
+            except calibration.ProfileError as err:
+                raise RunnerError(str(err)) from None
+            args.deterministic = True
         program = resolve_program(args.program, log)
+        if profile is not None and not args.dry_run:
+            preload = resolve_preload(log)
         records = []
         for np in counts:
-            records.append(run_one(args, program, program_args, np, log))
+            records.append(run_one(args, program, program_args, np, log, profile, preload))
             if records[-1]["status"] not in ("ok", "dry-run"):
                 break
     except RunnerError as err:

@@ -36,6 +36,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "cost/charge.hpp"
 #include "merge/corank.hpp"
 #include "merge/detail/remote.hpp"
 #include "merge/options.hpp"
@@ -185,6 +186,7 @@ std::vector<T> stable_merge(const T* a, std::uint64_t m_local, const T* b, std::
 
     out.resize(a_part.size() + b_part.size());
     std::merge(a_part.begin(), a_part.end(), b_part.begin(), b_part.end(), out.begin(), less);
+    cost::charge(cost::Kernel::merge, out.size());
     local.merge = MPI_Wtime() - merge_start;
   }  // windows freed (collective): no PE returns while another may still read its blocks
   local.total = MPI_Wtime() - start;

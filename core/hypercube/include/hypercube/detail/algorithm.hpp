@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "cost/charge.hpp"
 #include "hypercube/options.hpp"
 #include "inputs/rng.hpp"
 
@@ -139,6 +140,7 @@ std::optional<Sample<T>> select_pivot(const Layer& layer, const std::vector<T>& 
     merged.resize(samples.size() + received.size());
     std::merge(samples.begin(), samples.end(), received.begin(), received.end(), merged.begin(),
                sample_less);
+    cost::charge(cost::Kernel::merge, merged.size());
     if (merged.size() <= cap) {
       samples.swap(merged);
       continue;
@@ -251,11 +253,13 @@ void sort(std::vector<T>& data, Layer top, const Options& options, Less less,
                  received);
         data.resize(m - k);
         data.insert(data.end(), received.begin(), received.end());
+        cost::charge(cost::Kernel::copy, m);
       }
     }
     {
       PhaseClock clock(times.local_sort);
       std::sort(data.begin(), data.end(), less);
+      cost::charge(cost::Kernel::sort, data.size());
     }
 
     std::vector<T> merged;
@@ -289,6 +293,7 @@ void sort(std::vector<T>& data, Layer top, const Options& options, Less less,
           std::merge(keep_begin, keep_end, received.begin(), received.end(), merged.begin(),
                      less);
           data.swap(merged);
+          cost::charge(cost::Kernel::merge, data.size());
         }
       }
       {

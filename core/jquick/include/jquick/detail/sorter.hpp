@@ -40,6 +40,7 @@
 #include <utility>
 #include <vector>
 
+#include "cost/charge.hpp"
 #include "jquick/config.hpp"
 #include "jquick/detail/layers.hpp"
 #include "jquick/detail/layout.hpp"
@@ -148,6 +149,7 @@ class Sorter {
         if (p_ == 1) {
           std::copy(data.begin(), data.end(), work_.begin());
           std::sort(work_.begin(), work_.end(), less_);
+          cost::charge(cost::Kernel::sort, data.size());
         } else {
           solve_first_level_pair(data, n);
         }
@@ -264,6 +266,7 @@ class Sorter {
     for (auto& task : active) {
       if (!task->degenerate && !task->first_level && task->t1 > task->t0) {
         std::copy(task->dst, task->dst + (task->t1 - task->t0), task->src);
+        cost::charge(cost::Kernel::copy, static_cast<std::size_t>(task->t1 - task->t0));
       }
     }
 
@@ -323,6 +326,7 @@ class Sorter {
     }
     std::sort(task.samples.begin(), task.samples.end(),
               [this](const Sample& a, const Sample& b) { return sample_less(a, b); });
+    cost::charge(cost::Kernel::sort, task.samples.size());
     task.gathered.assign(LayerT::rank(task.comm) == 0 ? static_cast<std::size_t>(task.k) : 0,
                          Sample{});
     const Less less = less_;
@@ -379,6 +383,7 @@ class Sorter {
     T* small_end_1 = std::partition(begin, cut, [&](const T& x) { return !less(pivot, x); });
     T* small_end_2 = std::partition(cut, end, [&](const T& x) { return less(x, pivot); });
     std::rotate(small_end_1, cut, small_end_2);
+    cost::charge(cost::Kernel::partition, static_cast<std::size_t>(task.m));
     return (small_end_1 - begin) + (small_end_2 - cut);
   }
 
@@ -418,6 +423,7 @@ class Sorter {
           Region& region = task.regions[kind];
           std::copy(task.src + offset, task.src + offset + piece,
                     task.dst + (region.begin - task.t0) + region.filled);
+          cost::charge(cost::Kernel::copy, static_cast<std::size_t>(piece));
           region.pieces.push_back(Piece{rank_ - task.first, region.filled, piece});
           region.filled += piece;
         } else {
@@ -478,6 +484,7 @@ class Sorter {
       ordered.insert(ordered.end(), base + piece.offset, base + piece.offset + piece.count);
     }
     std::copy(ordered.begin(), ordered.end(), base);
+    cost::charge(cost::Kernel::copy, 2 * ordered.size());
   }
 
   void update_done(Task& task) {
@@ -590,6 +597,7 @@ class Sorter {
       pair.combined.resize(static_cast<std::size_t>(pair.mine + pair.theirs));
       std::copy(pair.src, pair.src + pair.mine,
                 pair.combined.begin() + (pair.left ? 0 : pair.theirs));
+      cost::charge(cost::Kernel::copy, static_cast<std::size_t>(pair.mine));
       if (pair.mine > 0) {
         layer_.isend(pool, layer_.root(), pair.src, static_cast<int>(pair.mine), type_,
                      pair.partner, kTagBase);
@@ -610,6 +618,7 @@ class Sorter {
       auto middle = begin + pair.left_share;
       auto end = pair.combined.end();
       std::nth_element(begin, middle, end, less_);
+      cost::charge(cost::Kernel::select, pair.combined.size());
       if (pair.left) {
         std::copy(begin, middle, pair.dst);
       } else {
@@ -617,6 +626,7 @@ class Sorter {
       }
       const std::int64_t kept = pair.left ? pair.left_share : (end - middle);
       std::sort(pair.dst, pair.dst + kept, less_);
+      cost::charge(cost::Kernel::sort, static_cast<std::size_t>(kept));
     }
   }
 
@@ -654,6 +664,7 @@ class Sorter {
     for (const Child& c : base_cases_) {
       if (c.first != c.last) continue;
       std::sort(work_.data() + (c.gb - my_start_), work_.data() + (c.ge - my_start_), less_);
+      cost::charge(cost::Kernel::sort, static_cast<std::size_t>(c.ge - c.gb));
     }
   }
 

@@ -1,0 +1,39 @@
+#pragma once
+
+// Deterministic cost of local computation in simulation.
+//
+// Under SMPI the project runs with smpi/simulate-computation:no, so local work costs no
+// simulated time unless it is charged. The local kernels of the sorts call
+// cost::charge(kernel, n) once per call; under SMPI that advances the calling rank's simulated
+// clock by the calibrated cost c0 + c1 * f(n), under real MPI it does nothing.
+//
+// The calibrated coefficients come from the environment (set by sim/runner from a calibration
+// profile), one variable per kernel holding "C0,C1" in seconds, read at each call (no global
+// state: SMPI runs every simulated rank in one process). An unset variable charges nothing.
+
+#include <cstddef>
+
+namespace cost {
+
+enum class Kernel {
+  sort,       // comparison sort of n elements: f(n) = n log2 n
+  partition,  // partition of n elements around a pivot: f(n) = n
+  select,     // selection (nth_element) among n elements: f(n) = n
+  merge,      // merge producing n elements: f(n) = n
+  copy,       // copy of n elements: f(n) = n
+};
+
+// JANUS_COST_SORT, JANUS_COST_PARTITION, ...
+const char* env_name(Kernel kernel);
+
+// The size term f(n) of the kernel's model.
+double size_term(Kernel kernel, std::size_t n);
+
+// c0 + c1 * f(n) for spec "C0,C1"; 0 for a null or empty spec. A malformed spec (not two
+// finite non-negative numbers separated by a comma) throws std::invalid_argument.
+double modelled_seconds(Kernel kernel, std::size_t n, const char* spec);
+
+// Charges one call of `kernel` on n elements (see above). No-op under real MPI.
+void charge(Kernel kernel, std::size_t n);
+
+}  // namespace cost

@@ -1,0 +1,76 @@
+#include "cost/charge.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+#if JANUS_SMPI
+#include <simgrid/host.h>
+#include <smpi/smpi.h>
+#endif
+
+namespace cost {
+
+const char* env_name(Kernel kernel) {
+  switch (kernel) {
+    case Kernel::sort: return "JANUS_COST_SORT";
+    case Kernel::partition: return "JANUS_COST_PARTITION";
+    case Kernel::select: return "JANUS_COST_SELECT";
+    case Kernel::merge: return "JANUS_COST_MERGE";
+    case Kernel::copy: return "JANUS_COST_COPY";
+  }
+  throw std::invalid_argument("cost: unknown kernel");
+}
+
+double size_term(Kernel kernel, std::size_t n) {
+  const double x = static_cast<double>(n);
+  if (kernel == Kernel::sort) return n > 1 ? x * std::log2(x) : 0.0;
+  return x;
+}
+
+namespace {
+
+double parse_number(const char*& cursor, const char* spec) {
+  errno = 0;
+  char* end = nullptr;
+  const double value = std::strtod(cursor, &end);
+  if (end == cursor || errno != 0 || !std::isfinite(value) || value < 0) {
+    throw std::invalid_argument(std::string("cost: malformed cost spec '") + spec +
+                                "' (want \"C0,C1\", seconds, non-negative)");
+  }
+  cursor = end;
+  return value;
+}
+
+}  // namespace
+
+double modelled_seconds(Kernel kernel, std::size_t n, const char* spec) {
+  if (spec == nullptr || *spec == '\0') return 0.0;
+  const char* cursor = spec;
+  const double c0 = parse_number(cursor, spec);
+  if (*cursor != ',') {
+    throw std::invalid_argument(std::string("cost: malformed cost spec '") + spec +
+                                "' (want \"C0,C1\")");
+  }
+  ++cursor;
+  const double c1 = parse_number(cursor, spec);
+  if (*cursor != '\0') {
+    throw std::invalid_argument(std::string("cost: trailing text in cost spec '") + spec + "'");
+  }
+  return c0 + c1 * size_term(kernel, n);
+}
+
+void charge(Kernel kernel, std::size_t n) {
+#if JANUS_SMPI
+  const double seconds = modelled_seconds(kernel, n, std::getenv(env_name(kernel)));
+  // At the host's own speed, so that `seconds` is simulated time on one core.
+  if (seconds > 0) smpi_execute_flops(seconds * sg_host_get_speed(sg_host_self()));
+#else
+  (void)kernel;
+  (void)n;
+#endif
+}
+
+}  // namespace cost

@@ -1,0 +1,382 @@
+"""./janus calibrate: measure this machine's MPI and write a calibration profile.
+
+1. calibrate_mpi (sim/calibration/calibrate.cpp) runs on real MPI: ping-pong, per-message
+   overheads, MPI_Iprobe / MPI_Test, communicator creation against p, the library's
+   collectives, the local kernels. Every measurement is repeated; fits use medians.
+2. Fits (least squares): per-message overheads piecewise by size (smpi/os, or, ois), the
+   loopback link (latency and bandwidth) from the ping-pong minus the overheads, per-element
+   kernel costs c0 + c1 * f(n).
+3. The SMPI twin runs the same ping-pong and creation measurements under the fitted profile:
+   the link latency is corrected by the ping-pong residual, and the creation charges are what
+   the real library costs beyond what SMPI's own creation algorithms already charge.
+"""
+
+import argparse
+import datetime
+import json
+import math
+import os
+import platform as host_platform
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.realpath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+import calibration_profile as cp  # noqa: E402
+
+PREFIX = "JANUS_CALIB "
+SEGMENT_STARTS = (0, 512)   # overhead segments: small and medium messages
+EAGER_LIMIT = 4096          # Open MPI's shared-memory eager limit: larger sends wait for the receiver
+
+
+class CalibrationError(Exception):
+    pass
+
+
+def log(message):
+    print(message, file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Programs and launchers
+
+
+def bazel_bin(targets):
+    bazel = shutil.which("bazel")
+    if not bazel:
+        raise CalibrationError("'bazel' is not on PATH (./janus setup installs it)")
+    flags = shlex.split(os.environ.get("JANUS_BAZEL_FLAGS", ""))
+    result = subprocess.run([bazel, "build"] + flags + targets, cwd=ROOT)
+    if result.returncode != 0:
+        raise CalibrationError(f"bazel build {' '.join(targets)} failed")
+    info = subprocess.run([bazel, "info"] + flags + ["bazel-bin"], cwd=ROOT, capture_output=True, text=True)
+    if info.returncode != 0:
+        raise CalibrationError("bazel info bazel-bin failed")
+    return info.stdout.strip()
+
+
+def default_launcher(np):
+    """Open MPI's mpirun with the options the benchmarks use; bound to cores unless oversubscribed.
+    JANUS_MPIRUN replaces the launcher word (e.g. an MPICH mpiexec)."""
+    custom = os.environ.get("JANUS_MPIRUN")
+    if custom:
+        return shlex.split(custom) + ["-np", str(np)]
+    cores = os.cpu_count() or 1
+    bind = ["--bind-to", "core"] if np <= cores else ["--oversubscribe", "--bind-to", "none"]
+    return ["mpirun", "--allow-run-as-root"] + bind + ["-np", str(np), "--mca", "btl", "self,vader",
+                                                       "--mca", "btl_vader_single_copy_mechanism", "none"]
+
+
+def mpi_library():
+    """(library, version) of the MPI on PATH."""
+    for cmd in (["ompi_info", "--parsable", "--version", "ompi"], ["mpirun", "--version"]):
+        try:
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=30).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        for line in out.splitlines():
+            if "Open MPI" in line or "(Open MPI)" in line:
+                return "Open MPI", line.split()[-1]
+            if line.startswith("ompi:version:full:"):
+                return "Open MPI", line.split(":")[-1]
+            if "HYDRA" in line or "MPICH" in line:
+                return "MPICH", line.split()[-1]
+    return "unknown", "unknown"
+
+
+def run_measurements(cmd, env, timeout, label):
+    """Runs a calibrate program; returns its JANUS_CALIB records; shows a progress line."""
+    log(f"calibrate: {label}: " + " ".join(shlex.quote(c) for c in cmd))
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    found, tail = [], []
+    for line in proc.stdout:
+        if line.startswith(PREFIX):
+            rec = json.loads(line[len(PREFIX):])
+            found.append(rec)
+            what = " ".join(f"{k}={rec[k]}" for k in ("kind", "op", "bytes", "p", "n") if k in rec)
+            sys.stderr.write(f"\rcalibrate: {label}: {len(found)} measurements, "
+                             f"{time.monotonic() - start:.0f} s, last: {what}".ljust(100)[:100])
+            sys.stderr.flush()
+        else:
+            tail.append(line.rstrip("\n"))
+            del tail[:-30]
+        if time.monotonic() - start > timeout:
+            proc.kill()
+            raise CalibrationError(f"{label}: no result within {timeout} s")
+    status = proc.wait()
+    sys.stderr.write("\n")
+    if status != 0 or not found:
+        raise CalibrationError(f"{label} failed (status {status}):\n  " + "\n  ".join(tail[-15:]))
+    return found
+
+
+# ---------------------------------------------------------------------------------------------
+# Fits
+
+
+def med(rec):
+    return statistics.median(rec["samples"])
+
+
+def least_squares(xs, ys, weights=None):
+    """(a, b) minimising sum w (a + b x - y)^2; b = 0 for a single point."""
+    if weights is None:
+        weights = [1.0] * len(xs)
+    if len(xs) == 1 or len(set(xs)) == 1:
+        return sum(w * y for w, y in zip(weights, ys)) / sum(weights), 0.0
+    sw = sum(weights)
+    sx = sum(w * x for w, x in zip(weights, xs))
+    sy = sum(w * y for w, y in zip(weights, ys))
+    sxx = sum(w * x * x for w, x in zip(weights, xs))
+    sxy = sum(w * x * y for w, x, y in zip(weights, xs, ys))
+    det = sw * sxx - sx * sx
+    b = (sw * sxy - sx * sy) / det
+    a = (sy - b * sx) / sw
+    return a, b
+
+
+def relative_fit(xs, ys):
+    """Least squares in relative error (weights 1/y^2), both coefficients clamped at >= 0."""
+    weights = [1.0 / max(y, 1e-12) ** 2 for y in ys]
+    a, b = least_squares(xs, ys, weights)
+    if b < 0:
+        a, b = least_squares([0.0] * len(xs), ys, weights)[0], 0.0
+    if a < 0:
+        b = sum(w * x * y for w, x, y in zip(weights, xs, ys)) / sum(w * x * x for w, x in zip(weights, xs))
+        a = 0.0
+    return a, max(b, 0.0)
+
+
+def fit_piecewise(points):
+    """points {bytes: seconds} -> [[start, c, per_byte], ...] over SEGMENT_STARTS."""
+    segments = []
+    for i, lo in enumerate(SEGMENT_STARTS):
+        hi = SEGMENT_STARTS[i + 1] if i + 1 < len(SEGMENT_STARTS) else math.inf
+        inside = sorted((s, t) for s, t in points.items() if lo <= s < min(hi, EAGER_LIMIT))
+        if not inside:
+            continue
+        c, b = relative_fit([s for s, _ in inside], [t for _, t in inside])
+        segments.append([lo, c, b])
+    if segments:
+        segments[0][0] = 0
+    return segments
+
+
+def kernel_size_term(kernel, n):
+    return n * math.log2(n) if kernel == "sort" else float(n)
+
+
+def param(value, unit, source):
+    return {"value": value, "unit": unit, "source": source}
+
+
+def fit_profile(records, np, library, version, how):
+    by = {}
+    for r in records:
+        by.setdefault(r["kind"], []).append(r)
+    params = {}
+    over = {op: {r["bytes"]: med(r) for r in by.get("overhead", []) if r["op"] == op}
+            for op in ("send", "isend", "recv")}
+    src_over = f"calibrate overhead at np={np}: median per-call time, least squares per size segment"
+    for name, op in (("os", "send"), ("ois", "isend"), ("or", "recv")):
+        if not over[op]:
+            raise CalibrationError("no overhead measurements (needs np >= 2)")
+        params[name] = param(fit_piecewise(over[op]), "[[min_bytes, s, s/byte]]", src_over)
+    # A size whose median is more than twice its fastest trial was mostly preempted (a busy
+    # host: large messages need both ranks scheduled at once); it says nothing about the link.
+    pp_all = {r["bytes"]: med(r) for r in by.get("pingpong", [])}
+    pp = {r["bytes"]: med(r) for r in by.get("pingpong", []) if med(r) <= 2 * min(r["samples"])}
+    noisy = sorted(set(pp_all) - set(pp))
+    if len(pp) < 2:
+        raise CalibrationError("fewer than two ping-pong sizes had stable timings; rerun on a quieter machine")
+    residual = {s: t - cp.piecewise_at(params["os"]["value"], s) - cp.piecewise_at(params["or"]["value"], s)
+                for s, t in pp.items()}
+    sizes = sorted(residual)
+    alpha, beta = least_squares(sizes, [residual[s] for s in sizes],
+                                [1.0 / max(pp[s], 1e-9) ** 2 for s in sizes])
+    big = [s for s in sizes if s >= 65536]
+    if beta <= 0 and len(big) >= 2:
+        beta = (residual[big[-1]] - residual[big[0]]) / (big[-1] - big[0])
+    beta = max(beta, 1e-11)  # <= 0: the per-byte cost is in the overheads (copies through shared memory)
+    alpha = max(alpha, 1e-9)
+    src_pp = (f"calibrate pingpong 0 B..4 MiB at np={np} (median half round trip, many round trips, "
+              "warm-up) minus os and or; least squares in relative error"
+              + (f"; sizes {', '.join(map(str, noisy))} B left out (median > 2x fastest trial: preempted)" if noisy else ""))
+    params["node_alpha"] = param(alpha, "s", src_pp)
+    params["node_bw"] = param(1.0 / beta, "B/s", src_pp)
+    params["iprobe"] = param(max(med(by["iprobe"][0]), 1e-9), "s",
+                             "calibrate probe: median time of MPI_Iprobe with nothing to find")
+    params["test"] = param(max(med(by["test"][0]), 1e-9), "s",
+                           "calibrate probe: median time of MPI_Test on a pending request")
+    params["coll_selector"] = param("ompi" if library == "Open MPI" else "mpich" if library == "MPICH" else "default",
+                                    "SMPI selector", f"the real library, {library} {version}")
+    for kernel in cp.KERNELS:
+        pts = [(r["n"], med(r)) for r in by.get("kernel", []) if r["op"] == kernel]
+        if not pts:
+            continue
+        xs = [kernel_size_term(kernel, n) for n, _ in pts]
+        c0, c1 = relative_fit(xs, [t for _, t in pts])
+        f = "n log2 n" if kernel == "sort" else "n"
+        params["compute_" + kernel] = param(
+            [c0, c1], f"s: c0 + c1 * {f}",
+            f"calibrate kernels: median time per call on doubles, all {np} ranks at once, least squares "
+            "in relative error")
+    real_comm = {(r["op"], r["p"]): med(r) for r in by.get("comm", [])}
+    return params, real_comm
+
+
+def fit_creation(real_comm, sim_comm, np):
+    """Charge = real minus what SMPI already charges, as A + B log2 p (least squares, >= 0)."""
+    params = {}
+    for op in ("create_group", "split", "dup", "free"):
+        ps = sorted(p for (o, p) in real_comm if o == op and (o, p) in sim_comm)
+        if not ps:
+            continue
+        extra = [max(real_comm[(op, p)] - sim_comm[(op, p)], 0.0) for p in ps]
+        a, b = least_squares([math.log2(p) for p in ps], extra)
+        if b < 0:
+            a, b = sum(extra) / len(extra), 0.0
+        params["comm_" + op] = param(
+            [max(a, 0.0), b], "s: A + B log2 p (p = parent size)",
+            f"calibrate comm (halves of the first p ranks, p = {', '.join(map(str, ps))}, np={np}): median "
+            "real time minus the simulated time of SMPI's own creation under this profile")
+    return params
+
+
+# ---------------------------------------------------------------------------------------------
+# Main
+
+
+def make_parser():
+    parser = argparse.ArgumentParser(
+        prog="./janus calibrate",
+        description="Measure this machine's MPI (real runs) and write a calibration profile for "
+                    "--calibration (docs/calibration.md). Medians of repeated measurements; the "
+                    "machine should be otherwise idle.")
+    parser.add_argument("--np", type=int, default=min(os.cpu_count() or 2, 16),
+                        help="ranks for the real runs (default: the cores, at most 16)")
+    parser.add_argument("-o", "--output", default=os.path.join(ROOT, "results", "calibration.json"),
+                        help="profile to write (default results/calibration.json)")
+    parser.add_argument("--name", default=None, help="profile name (default: host name)")
+    parser.add_argument("--quick", action="store_true", help="fewer sizes and repetitions (seconds)")
+    parser.add_argument("--launcher", help="real MPI launcher command, e.g. 'mpiexec' "
+                        "(default: Open MPI's mpirun; also JANUS_MPIRUN)")
+    parser.add_argument("--program", help="calibrate program built for the real MPI "
+                        "(default: //sim/calibration:calibrate_mpi, built here)")
+    parser.add_argument("--timeout", type=float, default=1200, help="seconds per run (default 1200)")
+    return parser
+
+
+def main(argv=None):
+    args = make_parser().parse_args(argv)
+    if args.np < 2:
+        log("calibrate: --np must be at least 2 (ping-pong needs two ranks)")
+        return 2
+    if args.launcher:
+        os.environ["JANUS_MPIRUN"] = args.launcher
+    try:
+        bin_root = bazel_bin(["//sim/calibration:calibrate_mpi", "//sim/calibration:calibrate_smpi",
+                              "//sim/calibration:libcharge_preload.so"])
+        program = args.program or os.path.join(bin_root, "sim", "calibration", "calibrate_mpi")
+        sim_program = os.path.join(bin_root, "sim", "calibration", "libcalibrate_smpi.so")
+        preload = os.path.join(bin_root, "sim", "calibration", "libcharge_preload.so")
+        library, version = mpi_library()
+        cores = os.cpu_count() or 1
+        load_before = os.getloadavg()[0]
+        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                   PMIX_MCA_gds="hash")
+        extra = ["--quick"] if args.quick else []
+        started = time.monotonic()
+        real = run_measurements(default_launcher(args.np) + [program] + extra, env, args.timeout,
+                                f"real {library} {version}, np={args.np}")
+        load_after = os.getloadavg()[0]
+        how = (f"real {library} {version}, np={args.np} on {cores} cores"
+               f"{' (oversubscribed)' if args.np > cores else ''}; load average {load_before:.1f} before, "
+               f"{load_after:.1f} after (other jobs on the machine make the medians noisier)")
+        params, real_comm = fit_profile(real, args.np, library, version, how)
+
+        profile = {
+            "schema": cp.SCHEMA,
+            "name": args.name or host_platform.node(),
+            "machine": {"description": f"{host_platform.node()}: {cpu_model()}, {cores} cores",
+                        "hostname": host_platform.node(), "cpu": cpu_model(), "cores": cores,
+                        "np": args.np, "oversubscribed": args.np > cores},
+            "mpi": {"library": library, "version": version},
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "how": how,
+            "platform": {"name": "cluster", "params": {"nodes": "1", "cores": str(max(args.np, 1))}},
+            "parameters": params,
+            "samples": real,
+        }
+        # SMPI pass 1: the ping-pong under the fitted profile; correct the link latency by the
+        # small-message residual (SMPI's own per-message costs besides os/or).
+        scratch = tempfile.mkdtemp(prefix="janus-calibrate.")
+        try:
+            path = os.path.join(scratch, "profile.json")
+
+            def simulate(sections):
+                with open(path, "w") as f:
+                    json.dump(profile, f)
+                cmd = [os.path.join(ROOT, "sim", "runner"), sim_program, "--np", str(args.np),
+                       "--platform", "cluster", "-p", "nodes=1", "-p", f"cores={args.np}",
+                       "--calibration", path, "--heartbeat", "0", "--"] + sections + extra
+                return run_measurements(cmd, dict(os.environ, JANUS_CHARGE_PRELOAD=preload),
+                                        args.timeout, f"SMPI twin ({' '.join(sections)})")
+
+            sim_pp = {r["bytes"]: med(r) for r in simulate(["pingpong"]) if r["kind"] == "pingpong"}
+            real_pp = {r["bytes"]: med(r) for r in real if r["kind"] == "pingpong"}
+            small = [s for s in real_pp if s <= 64 and s in sim_pp]
+            if small:
+                shift = statistics.median(real_pp[s] - sim_pp[s] for s in small)
+                a = params["node_alpha"]
+                a["value"] = max(a["value"] + shift, 1e-9)
+                a["source"] += f"; corrected by {shift * 1e6:+.3f} us, the simulated-vs-real ping-pong residual at <= 64 B"
+            sim_comm = {(r["op"], r["p"]): med(r) for r in simulate(["comm"]) if r["kind"] == "comm"}
+            params.update(fit_creation(real_comm, sim_comm, args.np))
+            profile["simulated_before_charges"] = {"comm": [{"op": o, "p": p, "seconds": t}
+                                                            for (o, p), t in sorted(sim_comm.items())]}
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        cp.validate(profile, "fitted profile")
+        os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
+        with open(args.output, "w") as f:
+            json.dump(profile, f, indent=1)
+            f.write("\n")
+        log(f"calibrate: wrote {args.output} ({time.monotonic() - started:.0f} s)")
+        print(summary_table(profile))
+        return 0
+    except (CalibrationError, cp.ProfileError) as err:
+        log(f"calibrate: error: {err}")
+        return 1
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return host_platform.processor() or "unknown CPU"
+
+
+def summary_table(profile):
+    rows = [f"profile {profile['name']}: {profile['how']}", "| parameter | value | unit |", "| --- | --- | --- |"]
+    for name, entry in profile["parameters"].items():
+        v = entry["value"]
+        text = json.dumps(v) if not isinstance(v, float) else f"{v:.4g}"
+        rows.append(f"| {name} | {text} | {entry['unit']} |")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

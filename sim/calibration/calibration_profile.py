@@ -1,0 +1,210 @@
+"""Calibration profiles: what a real machine's MPI costs, in a form the simulator applies.
+
+A profile is one JSON file (schema "janus-calibration/1", docs/calibration.md):
+
+  name, machine, mpi {library, version}, date, how   what was measured where, and how
+  platform {name, params}                            the generated platform that models it
+  parameters {NAME: {value, unit, source}}           every fitted or published parameter
+  samples [...]                                      the raw measurements behind the fits
+
+`--calibration PROFILE` (a path or a built-in name from sim/calibration/profiles/) on the
+runner, the benchmarks and the demo turns the parameters into SMPI options, platform
+parameters and the environment of the charge hooks (core/cost, charge_preload.so).
+"""
+
+import json
+import math
+import os
+
+HERE = os.path.dirname(os.path.realpath(__file__))
+BUILTIN_DIR = os.path.join(HERE, "profiles")
+SCHEMA = "janus-calibration/1"
+
+# Parameters and what their value must look like.
+PIECEWISE = ("os", "or", "ois")                       # [[min_bytes, seconds, seconds_per_byte], ...]
+SECONDS = ("iprobe", "test")                          # one positive number
+LINK = ("node_alpha", "node_bw", "alpha", "bw")       # platform parameters (s, B/s)
+CREATION = ("comm_create_group", "comm_split", "comm_dup", "comm_free")  # [A, B(, C)]: A + B log2 p + C p
+KERNELS = ("sort", "partition", "select", "merge", "copy")               # compute_<k>: [c0, c1]
+REQUIRED = PIECEWISE + SECONDS + ("node_alpha", "node_bw")
+
+SELECTORS = ("default", "ompi", "mpich", "mvapich2", "impi", "automatic")
+
+
+class ProfileError(Exception):
+    pass
+
+
+def builtin_names():
+    if not os.path.isdir(BUILTIN_DIR):
+        return []
+    return sorted(f[:-5] for f in os.listdir(BUILTIN_DIR) if f.endswith(".json"))
+
+
+def resolve(spec):
+    """Path of a profile given as a path or a built-in name."""
+    if os.path.isfile(spec):
+        return os.path.abspath(spec)
+    path = os.path.join(BUILTIN_DIR, spec + ".json")
+    if os.path.isfile(path):
+        return path
+    raise ProfileError(f"calibration profile '{spec}' is neither a file nor a built-in "
+                       f"(built-ins: {', '.join(builtin_names()) or 'none'})")
+
+
+def _number(name, x, positive=False):
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) or x < 0 \
+            or (positive and x <= 0):
+        raise ProfileError(f"parameter {name}: {x!r} is not a {'positive' if positive else 'non-negative'} number")
+    return float(x)
+
+
+def validate(profile, where="profile"):
+    """Raises ProfileError unless `profile` is a well-formed profile; returns it."""
+    if not isinstance(profile, dict) or profile.get("schema") != SCHEMA:
+        raise ProfileError(f"{where}: not a Janus calibration profile (schema must be '{SCHEMA}')")
+    for key in ("name", "machine", "mpi", "date", "parameters"):
+        if key not in profile:
+            raise ProfileError(f"{where}: missing '{key}'")
+    params = profile["parameters"]
+    if not isinstance(params, dict):
+        raise ProfileError(f"{where}: 'parameters' must be an object")
+    for name in REQUIRED:
+        if name not in params:
+            raise ProfileError(f"{where}: missing parameter '{name}'")
+    for name, entry in params.items():
+        if not isinstance(entry, dict) or "value" not in entry or "source" not in entry:
+            raise ProfileError(f"{where}: parameter '{name}' needs a value and a source")
+        v = entry["value"]
+        if name in PIECEWISE:
+            if not isinstance(v, list) or not v:
+                raise ProfileError(f"parameter {name}: want [[min_bytes, seconds, seconds_per_byte], ...]")
+            last = -1
+            for seg in v:
+                if not isinstance(seg, list) or len(seg) != 3:
+                    raise ProfileError(f"parameter {name}: segment {seg!r} is not [min_bytes, s, s/byte]")
+                lo = int(_number(name, seg[0]))
+                if lo <= last:
+                    raise ProfileError(f"parameter {name}: segments must start at increasing sizes")
+                last = lo
+                _number(name, seg[1])
+                _number(name, seg[2])
+            if v[0][0] != 0:
+                raise ProfileError(f"parameter {name}: the first segment must start at 0 bytes")
+        elif name in SECONDS:
+            # Never 0: a polling loop would livelock with the clock standing still.
+            _number(name, v, positive=True)
+        elif name in LINK:
+            _number(name, v, positive=True)
+        elif name in CREATION or name.startswith("compute_"):
+            if name.startswith("compute_") and name[len("compute_"):] not in KERNELS:
+                raise ProfileError(f"parameter {name}: unknown kernel (kernels: {', '.join(KERNELS)})")
+            lengths = (2, 3) if name in CREATION else (2,)
+            if not isinstance(v, list) or len(v) not in lengths:
+                raise ProfileError(f"parameter {name}: want " + ("[A, B] or [A, B, C]" if name in CREATION else "[c0, c1]")
+                                   + " (seconds)")
+            for x in v:
+                _number(name, x)
+        elif name == "coll_selector":
+            if v not in SELECTORS:
+                raise ProfileError(f"parameter coll_selector: '{v}' is not one of {', '.join(SELECTORS)}")
+        elif name == "collectives":
+            if not isinstance(v, dict) or not all(isinstance(a, str) and a for a in v.values()):
+                raise ProfileError("parameter collectives: want {collective: algorithm}")
+    return profile
+
+
+def load(spec):
+    path = resolve(spec)
+    try:
+        with open(path) as f:
+            profile = json.load(f)
+    except (OSError, json.JSONDecodeError) as err:
+        raise ProfileError(f"cannot read calibration profile {path}: {err}") from None
+    validate(profile, path)
+    profile["_path"] = path
+    return profile
+
+
+def value(profile, name, default=None):
+    entry = profile["parameters"].get(name)
+    return default if entry is None else entry["value"]
+
+
+def _piecewise_cfg(segments):
+    return ";".join(f"{int(lo)}:{c!r}:{b!r}" for lo, c, b in segments)
+
+
+def piecewise_at(segments, size):
+    """Value of a piecewise overhead at `size` bytes (the segment with the largest start <= size)."""
+    chosen = segments[0]
+    for seg in segments:
+        if seg[0] <= size:
+            chosen = seg
+    return chosen[1] + chosen[2] * size
+
+
+def creation_seconds(profile, op, p):
+    v = list(value(profile, op, [0.0, 0.0])) + [0.0]
+    return v[0] + v[1] * math.log2(max(p, 1)) + v[2] * p
+
+
+def kernel_seconds(profile, kernel, n):
+    c0, c1 = value(profile, "compute_" + kernel, [0.0, 0.0])
+    f = n * math.log2(n) if kernel == "sort" and n > 1 else (0.0 if kernel == "sort" else float(n))
+    return c0 + c1 * f
+
+
+def platform_params(profile):
+    """Platform parameters (platformgen names -> text) the profile sets."""
+    out = {}
+    for name in LINK:
+        v = value(profile, name)
+        if v is not None:
+            out[name] = f"{v!r}Bps" if name.endswith("bw") else f"{v!r}s"
+    return out
+
+
+def collective_cfg(profile):
+    """SMPI collective options: explicit algorithms if the profile names them, else its selector."""
+    algorithms = value(profile, "collectives")
+    if algorithms:
+        return [f"--cfg=smpi/{c}:{a}" for c, a in sorted(algorithms.items())]
+    selector = value(profile, "coll_selector")
+    return [f"--cfg=smpi/coll-selector:{selector}"] if selector else []
+
+
+def smpi_cfg(profile):
+    """SimGrid options for the profile's software costs (overheads, polling), deterministic mode."""
+    opts = [f"--cfg=smpi/{name}:{_piecewise_cfg(value(profile, name))}" for name in PIECEWISE]
+    opts += [f"--cfg=smpi/iprobe:{value(profile, 'iprobe')!r}", f"--cfg=smpi/test:{value(profile, 'test')!r}",
+             # Probe and test costs stay fixed (SMPI would otherwise grow them in busy loops).
+             "--cfg=smpi/grow-injected-times:no",
+             "--cfg=smpi/simulate-computation:no"]
+    return opts
+
+
+def environment(profile):
+    """Environment of the charge hooks: JANUS_CHARGE_COMM_* (preload), JANUS_COST_* (core/cost)."""
+    env = {}
+    for op in CREATION:
+        v = value(profile, op)
+        if v is not None:
+            env["JANUS_CHARGE_" + op.upper()] = ",".join(repr(float(x)) for x in v)
+    for k in KERNELS:
+        v = value(profile, "compute_" + k)
+        if v is not None:
+            env["JANUS_COST_" + k.upper()] = f"{v[0]!r},{v[1]!r}"
+    return env
+
+
+def describe(profile):
+    m = profile.get("mpi", {})
+    return (f"calibration {profile['name']} ({profile.get('_path', '')}): {profile.get('machine', {}).get('description', '')}"
+            f"; {m.get('library', '?')} {m.get('version', '')}; {profile.get('date', '')}").strip()
+
+
+def summary(profile):
+    """The JSON-able part of a profile a record carries (no samples)."""
+    return {"name": profile["name"], "path": profile.get("_path"), "date": profile.get("date"),
+            "mpi": profile.get("mpi"), "parameters": {k: v["value"] for k, v in profile["parameters"].items()}}

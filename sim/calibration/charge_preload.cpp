@@ -1,0 +1,142 @@
+// Charges MPI communicator creation at its calibrated cost in an SMPI simulation.
+//
+// SMPI charges only the messages of its own creation algorithms; a real library also does
+// local work (context ids, group tables) that costs microseconds. This library is preloaded
+// into the simulator process (sim/runner: smpirun -wrapper "env LD_PRELOAD=<this .so>"), so its
+// MPI_Comm_* definitions come before libsimgrid's in the global symbol order and the program's
+// calls land here (a definition inside the program's own shared object would not interpose:
+// smpirun dlopens it RTLD_LOCAL). Each wrapper calls SMPI's PMPI_* function and then advances
+// the calling rank's simulated time by A + B * log2(p) + C * p, p the size of the parent
+// communicator, with "A,B" or "A,B,C" in seconds from JANUS_CHARGE_COMM_CREATE_GROUP, _SPLIT,
+// _DUP and _FREE (C: libraries whose groups are explicit rank tables, linear in p).
+//
+// MPI_Comm_split is routed through MPI_Allgather + MPI_Comm_create_group (with the same
+// result: members of a color ordered by (key, rank)): SMPI's own split gathers everything to
+// rank 0 and sends each member its group, a linear algorithm no tuned library uses, which
+// overshoots the real cost once per-message overheads are charged.
+//
+// JANUS_CHARGE_TRACE=1 prints one line per charged call (to check that it interposes).
+#include <mpi.h>
+#include <simgrid/host.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+namespace {
+
+// "A,B[,C]" -> A + B * log2(p) + C * p; 0 when unset. A malformed value aborts with a message: a silently
+// ignored charge would make a calibrated run quietly wrong.
+double modelled(const char* variable, int p) {
+  const char* spec = std::getenv(variable);
+  if (spec == nullptr || *spec == '\0') return 0.0;
+  char* end = nullptr;
+  errno = 0;
+  const double a = std::strtod(spec, &end);
+  double b = 0;
+  double c = 0;
+  bool ok = end != spec && *end == ',' && errno == 0;
+  if (ok) {
+    const char* rest = end + 1;
+    b = std::strtod(rest, &end);
+    ok = end != rest && errno == 0;
+    if (ok && *end == ',') {
+      rest = end + 1;
+      c = std::strtod(rest, &end);
+      ok = end != rest && errno == 0;
+    }
+    ok = ok && *end == '\0' && std::isfinite(a) && std::isfinite(b) && std::isfinite(c) && a >= 0 &&
+         b >= 0 && c >= 0;
+  }
+  if (!ok) {
+    std::fprintf(stderr, "charge_preload: %s='%s' is not \"A,B[,C]\" (seconds, non-negative)\n",
+                 variable, spec);
+    std::abort();
+  }
+  return a + b * std::log2(static_cast<double>(std::max(p, 1))) + c * p;
+}
+
+void charge(const char* variable, const char* call, MPI_Comm comm) {
+  int p = 1;
+  if (comm != MPI_COMM_NULL) PMPI_Comm_size(comm, &p);
+  const double seconds = modelled(variable, p);
+  const char* trace = std::getenv("JANUS_CHARGE_TRACE");
+  if (trace != nullptr && *trace == '1') {
+    int rank = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    std::fprintf(stderr, "charge_preload: rank %d %s p=%d charged %.3g s\n", rank, call, p, seconds);
+  }
+  if (seconds > 0) smpi_execute_flops(seconds * sg_host_get_speed(sg_host_self()));
+}
+
+constexpr int kSplitTag = 0x5a17;
+
+int split_via_create_group(MPI_Comm comm, int color, int key, MPI_Comm* out) {
+  int rank = 0;
+  int size = 0;
+  int code = PMPI_Comm_rank(comm, &rank);
+  if (code == MPI_SUCCESS) code = PMPI_Comm_size(comm, &size);
+  if (code != MPI_SUCCESS) return code;
+  const int mine[2] = {color, key};
+  std::vector<int> all(2 * static_cast<std::size_t>(size));
+  code = PMPI_Allgather(mine, 2, MPI_INT, all.data(), 2, MPI_INT, comm);
+  if (code != MPI_SUCCESS) return code;
+  if (color == MPI_UNDEFINED) {
+    *out = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+  }
+  std::vector<int> members;
+  for (int r = 0; r < size; ++r) {
+    if (all[2 * r] == color) members.push_back(r);
+  }
+  std::stable_sort(members.begin(), members.end(),
+                   [&all](int a, int b) { return all[2 * a + 1] < all[2 * b + 1]; });
+  MPI_Group parent = MPI_GROUP_NULL;
+  MPI_Group group = MPI_GROUP_NULL;
+  code = PMPI_Comm_group(comm, &parent);
+  if (code == MPI_SUCCESS) {
+    code = PMPI_Group_incl(parent, static_cast<int>(members.size()), members.data(), &group);
+  }
+  if (code == MPI_SUCCESS) code = PMPI_Comm_create_group(comm, group, kSplitTag, out);
+  if (group != MPI_GROUP_NULL) PMPI_Group_free(&group);
+  if (parent != MPI_GROUP_NULL) PMPI_Group_free(&parent);
+  return code;
+}
+
+}  // namespace
+
+extern "C" {
+
+int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm) {
+  const int code = PMPI_Comm_create_group(comm, group, tag, newcomm);
+  if (code == MPI_SUCCESS) charge("JANUS_CHARGE_COMM_CREATE_GROUP", "MPI_Comm_create_group", comm);
+  return code;
+}
+
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
+  const int code = split_via_create_group(comm, color, key, newcomm);
+  if (code == MPI_SUCCESS) charge("JANUS_CHARGE_COMM_SPLIT", "MPI_Comm_split", comm);
+  return code;
+}
+
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
+  const int code = PMPI_Comm_dup(comm, newcomm);
+  if (code == MPI_SUCCESS) charge("JANUS_CHARGE_COMM_DUP", "MPI_Comm_dup", comm);
+  return code;
+}
+
+int MPI_Comm_free(MPI_Comm* comm) {
+  int p = 1;
+  if (comm != nullptr && *comm != MPI_COMM_NULL) PMPI_Comm_size(*comm, &p);
+  const int code = PMPI_Comm_free(comm);
+  if (code == MPI_SUCCESS) {
+    const double seconds = modelled("JANUS_CHARGE_COMM_FREE", p);
+    if (seconds > 0) smpi_execute_flops(seconds * sg_host_get_speed(sg_host_self()));
+  }
+  return code;
+}
+
+}  // extern "C"

@@ -1,0 +1,126 @@
+"""Guards the calibrated simulation against artefacts such as SMPI's 1e-4 s probe cost.
+
+Simulates, on one 16-core node modelled by the built-in reference-16c profile, a ping-pong, a
+probe-then-receive exchange and MPI_Comm_split at np=2, and compares each simulated time with
+what the profile itself predicts. Simulated against modelled time: deterministic, no timing of
+the host. Also checks that malformed profiles are refused.
+
+usage: calibrated_model_test.py CALIBRATE_SMPI_SO CHARGE_PRELOAD_SO
+"""
+
+import copy
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.realpath(__file__))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+sys.path.insert(0, os.path.join(ROOT, "sim", "calibration"))
+
+import calibration_profile as cp  # noqa: E402
+
+PROGRAM = None
+PRELOAD = None
+FACTOR = 2.0
+
+
+def simulate(profile_path, sections, np=2):
+    cmd = [sys.executable, os.path.join(ROOT, "sim", "runner"), PROGRAM, "--np", str(np), "--platform",
+           "cluster", "-p", "nodes=1", "-p", "cores=16", "--calibration", profile_path, "--heartbeat", "0",
+           "--timeout", "120", "--"] + sections + ["--quick"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180,
+                          env=dict(os.environ, JANUS_CHARGE_PRELOAD=PRELOAD))
+    if proc.returncode != 0:
+        raise AssertionError(f"simulation failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
+    records = [json.loads(line[len("JANUS_CALIB "):]) for line in proc.stdout.splitlines()
+               if line.startswith("JANUS_CALIB ")]
+    return records, proc.stdout
+
+
+class CalibratedModel(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.profile = cp.load("reference-16c")
+        cls.records, cls.stdout = simulate(cls.profile["_path"], ["pingpong", "exchange", "comm"])
+        cls.first = [r["samples"] for r in cls.records]
+
+    def link(self, size):
+        return cp.value(self.profile, "node_alpha") + size / cp.value(self.profile, "node_bw")
+
+    def check(self, what, simulated, predicted):
+        ratio = simulated / predicted
+        self.assertLessEqual(ratio, FACTOR, f"{what}: simulated {simulated * 1e6:.3f} us is {ratio:.1f}x the "
+                             f"profile's prediction {predicted * 1e6:.3f} us")
+        self.assertGreaterEqual(ratio, 1 / FACTOR, f"{what}: simulated {simulated * 1e6:.3f} us is only "
+                                f"{ratio:.2f}x the prediction {predicted * 1e6:.3f} us (a charge missing?)")
+
+    def test_pingpong_matches_overheads_plus_link(self):
+        pp = [r for r in self.records if r["kind"] == "pingpong"]
+        self.assertTrue(pp)
+        for r in pp:
+            s = r["bytes"]
+            predicted = (cp.piecewise_at(cp.value(self.profile, "os"), s) + self.link(s)
+                         + cp.piecewise_at(cp.value(self.profile, "or"), s))
+            self.check(f"ping-pong {s} B", statistics.median(r["samples"]), predicted)
+
+    def test_probe_then_receive_costs_no_more_than_a_message(self):
+        ex = [r for r in self.records if r["kind"] == "exchange"]
+        self.assertEqual(len(ex), 2)
+        for r in ex:
+            s = r["bytes"]
+            predicted = (cp.piecewise_at(cp.value(self.profile, "ois"), s) + self.link(s)
+                         + cp.value(self.profile, "iprobe") + cp.piecewise_at(cp.value(self.profile, "or"), s))
+            self.check(f"isend + probe + receive {s} B", statistics.median(r["samples"]), predicted)
+
+    def test_split_costs_what_the_profile_measured(self):
+        real = [r for r in self.profile["samples"] if r["kind"] == "comm" and r["op"] == "split" and r["p"] == 2]
+        sim = [r for r in self.records if r["kind"] == "comm" and r["op"] == "split" and r["p"] == 2]
+        self.assertTrue(real and sim)
+        self.check("MPI_Comm_split p=2", statistics.median(sim[0]["samples"]), statistics.median(real[0]["samples"]))
+
+    def test_same_command_same_simulated_times(self):
+        again, _ = simulate(self.profile["_path"], ["pingpong", "exchange", "comm"])
+        self.assertEqual([r["samples"] for r in again], self.first)
+
+
+class ProfileChecks(unittest.TestCase):
+    def setUp(self):
+        with open(cp.resolve("reference-16c")) as f:
+            self.good = json.load(f)
+
+    def refused(self, mutate, message):
+        bad = copy.deepcopy(self.good)
+        mutate(bad)
+        with self.assertRaises(cp.ProfileError) as ctx:
+            cp.validate(bad)
+        self.assertIn(message, str(ctx.exception))
+
+    def test_builtins_are_valid(self):
+        for name in cp.builtin_names():
+            cp.load(name)
+
+    def test_zero_probe_cost_is_refused(self):
+        self.refused(lambda p: p["parameters"]["iprobe"].update(value=0), "iprobe")
+
+    def test_missing_parameter_is_refused(self):
+        self.refused(lambda p: p["parameters"].pop("os"), "missing parameter 'os'")
+
+    def test_parameter_without_source_is_refused(self):
+        self.refused(lambda p: p["parameters"]["node_bw"].pop("source"), "value and a source")
+
+    def test_unknown_selector_is_refused(self):
+        self.refused(lambda p: p["parameters"].update(coll_selector={"value": "intel", "source": "x"}), "coll_selector")
+
+    def test_unknown_name_lists_builtins(self):
+        with self.assertRaises(cp.ProfileError) as ctx:
+            cp.resolve("no-such-profile")
+        self.assertIn("reference-16c", str(ctx.exception))
+
+
+if __name__ == "__main__":
+    PROGRAM, PRELOAD = sys.argv[1], sys.argv[2]
+    unittest.main(argv=sys.argv[:1])

@@ -1,0 +1,67 @@
+"""The fits behind ./janus calibrate recover known parameters from synthetic measurements."""
+
+import math
+import os
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.realpath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+import calibrate  # noqa: E402
+import calibration_profile as cp  # noqa: E402
+
+
+def rec(kind, samples, **fields):
+    return dict(kind=kind, samples=samples, **fields)
+
+
+class Fits(unittest.TestCase):
+    def test_least_squares_recovers_a_line(self):
+        a, b = calibrate.least_squares([1, 2, 3, 4], [3, 5, 7, 9])
+        self.assertAlmostEqual(a, 1)
+        self.assertAlmostEqual(b, 2)
+
+    def test_relative_fit_never_negative(self):
+        a, b = calibrate.relative_fit([1, 10, 100], [5.0, 4.0, 3.0])
+        self.assertGreaterEqual(a, 0)
+        self.assertGreaterEqual(b, 0)
+
+    def test_piecewise_segments(self):
+        points = {0: 1e-7, 256: 1e-7 + 256e-11, 512: 1e-6, 1024: 1e-6 + 512e-11, 8192: 5.0}
+        segs = calibrate.fit_piecewise(points)
+        self.assertEqual([s[0] for s in segs], [0, 512])
+        self.assertAlmostEqual(segs[0][1], 1e-7, delta=1e-9)
+        self.assertAlmostEqual(segs[1][2], 1e-11, delta=1e-13)
+        # sizes at or above the eager limit are left out
+        self.assertLess(cp.piecewise_at(segs, 8192), 1e-5)
+
+    def test_profile_from_synthetic_measurements(self):
+        os_, or_, alpha, bw = 2e-7, 1e-7, 3e-7, 5e9
+        records = []
+        for s in (0, 8, 1024, 65536, 1 << 20):
+            t = os_ + or_ + alpha + s / bw
+            records.append(rec("pingpong", [t, t * 1.01, t * 0.99], bytes=s))
+        for s in (0, 256, 1024):
+            records += [rec("overhead", [os_], op="send", bytes=s), rec("overhead", [os_], op="isend", bytes=s),
+                        rec("overhead", [or_], op="recv", bytes=s)]
+        records += [rec("iprobe", [5e-8]), rec("test", [2e-8])]
+        for n in (1, 256, 65536):
+            records.append(rec("kernel", [1e-7 + 4e-9 * n * math.log2(n)], op="sort", n=n))
+        params, _ = calibrate.fit_profile(records, 2, "Open MPI", "4.1", "")
+        self.assertAlmostEqual(params["node_alpha"]["value"], alpha, delta=0.05 * alpha)
+        self.assertAlmostEqual(params["node_bw"]["value"], bw, delta=0.05 * bw)
+        self.assertAlmostEqual(params["compute_sort"]["value"][1], 4e-9, delta=1e-10)
+        self.assertEqual(params["coll_selector"]["value"], "ompi")
+
+    def test_creation_charge_is_real_minus_simulated(self):
+        real = {("create_group", p): 2e-6 + 1e-6 * math.log2(p) for p in (2, 4, 8)}
+        sim = {k: 0.5e-6 for k in real}
+        params = calibrate.fit_creation(real, sim, 8)
+        a, b = params["comm_create_group"]["value"]
+        self.assertAlmostEqual(a, 1.5e-6, delta=1e-9)
+        self.assertAlmostEqual(b, 1e-6, delta=1e-9)
+
+
+if __name__ == "__main__":
+    unittest.main()
