@@ -231,14 +231,16 @@ class Runner {
  private:
   void build_comms() {
     const rbc::RangeComm world = rbc::RangeComm::from_mpi(MPI_COMM_WORLD);
+    // Every rank makes the second handle (from_mpi is collective), whether it uses it or not.
+    const rbc::RangeComm second = rbc::RangeComm::from_mpi(MPI_COMM_WORLD);
     for (std::size_t i = 0; i < s_.comms.size(); ++i) {
       const props::CommSpec& spec = s_.comms[i];
       Comm c;
       c.members = *props::members_of(spec, s_.np);
       const auto it = std::find(c.members.begin(), c.members.end(), me_);
       c.rank = it == c.members.end() ? -1 : static_cast<int>(it - c.members.begin());
-      rbc::RangeComm cur = world;
-      std::string chain = "world";
+      rbc::RangeComm cur = spec.handle == 1 ? second : world;
+      std::string chain = spec.handle == 1 ? "second handle" : "world";
       for (const props::Step& step : spec.steps) {
         if (!cur.is_member()) break;
         chain += " > " + describe_step(step);

@@ -85,8 +85,16 @@ std::string step_token(const Step& s) {
 CommSpec parse_comm(const std::string& value, const std::string& token) {
   CommSpec comm;
   if (value == "w") return comm;
+  if (value == "h") {
+    comm.handle = 1;
+    return comm;
+  }
   for (const std::string& part : split_on(value, '/')) {
     if (part.empty()) throw std::invalid_argument("empty step in token '" + token + "'");
+    if (part == "h") {
+      comm.handle = 1;
+      continue;
+    }
     Step step;
     const auto nums = fields(part.substr(1), 0, part[0] == 's' ? 3 : 2, token);
     switch (part[0]) {
@@ -166,21 +174,6 @@ std::optional<std::vector<int>> members_of(const CommSpec& comm, int np) {
   return members;
 }
 
-std::string identity_key(const CommSpec& comm, int np) {
-  const auto ranges = chain(comm, np);
-  if (!ranges) return "invalid";
-  // RBC's context depends on the parent's context, the janus side (salt) and the range.
-  std::string key;
-  for (std::size_t i = 1; i < ranges->size(); ++i) {
-    const rbc::Range& r = (*ranges)[i];
-    const Step& s = comm.steps[i - 1];
-    key += (s.kind == Step::kSplit ? "s" : s.kind == Step::kJanusLeft ? "l" : "r");
-    key += std::to_string(r.first()) + "." + std::to_string(r.stride()) + "." +
-           std::to_string(r.size()) + "/";
-  }
-  return key;
-}
-
 void validate(const Scenario& s) {
   if (s.np < 1) throw std::invalid_argument("np must be >= 1");
   if (s.comms.empty()) throw std::invalid_argument("no communicators");
@@ -214,7 +207,7 @@ void validate(const Scenario& s) {
     if (m.src < 0 || m.src >= size || m.dst < 0 || m.dst >= size) {
       throw std::invalid_argument("message: bad source or destination");
     }
-    if (m.tag < 0 || m.tag > 8191) throw std::invalid_argument("message: bad tag");
+    if (m.tag < 0 || m.tag > 32767) throw std::invalid_argument("message: bad tag");
     if (m.count < 1) throw std::invalid_argument("message: count must be >= 1");
   }
   for (const BadCall& b : s.bad) comm_size(b.comm, name(b.kind));
@@ -226,6 +219,7 @@ std::vector<std::string> to_tokens(const Scenario& s) {
   t.push_back("seed=" + std::to_string(s.seed));
   for (const CommSpec& c : s.comms) {
     std::string v;
+    if (c.handle == 1) v = "h";
     for (const Step& step : c.steps) v += (v.empty() ? "" : "/") + step_token(step);
     t.push_back("c=" + (v.empty() ? std::string("w") : v));
   }

@@ -23,8 +23,12 @@ struct Step {
   int stride = 1;  // split only
 };
 
-// A communicator: MPI_COMM_WORLD followed by a chain of steps (empty chain = the world).
+// A communicator: a from_mpi handle of MPI_COMM_WORLD followed by a chain of steps (empty chain
+// = the handle itself). Handle 0 is the one every scenario has; handle 1 a second handle on the
+// same MPI communicator, which must be as independent of the first as any other communicator.
+// Two equal specs are two communicators (each split makes a new one).
 struct CommSpec {
+  int handle = 0;
   std::vector<Step> steps;
 };
 
@@ -102,9 +106,6 @@ struct Scenario {
 // World ranks of the members of `comm` in member order, or nullopt if a step does not fit
 // (the same arithmetic RBC uses, via rbc::Range).
 std::optional<std::vector<int>> members_of(const CommSpec& comm, int np);
-// Identifies the communicator RBC builds: two specs with equal keys are the same communicator
-// (same context), so generators keep only one of them.
-std::string identity_key(const CommSpec& comm, int np);
 
 // Throws std::invalid_argument naming the offending part if the scenario does not fit np.
 void validate(const Scenario& s);
