@@ -64,9 +64,13 @@ void check_recv(const char* call, int count, MPI_Datatype type, int source, int 
 
 }  // namespace
 
+// Blocking calls go through MPI directly while this rank has no nonblocking RBC operation in
+// flight; otherwise they wait like requests, progressing those operations meanwhile (a peer may
+// need them to progress before it can match this call).
 void send(const void* buf, int count, MPI_Datatype type, int dest, int tag, const RangeComm& comm) {
   check_send("send", count, type, dest, tag, comm);
-  isend(buf, count, type, dest, tag, comm).wait();
+  if (!comm.engine()->idle()) return isend(buf, count, type, dest, tag, comm).wait();
+  detail::send_now(comm, buf, count, type, mpi_peer(comm, dest), detail::user_label(tag));
 }
 
 Request isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, const RangeComm& comm) {
@@ -78,9 +82,13 @@ Request isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, 
 
 Status recv(void* buf, int count, MPI_Datatype type, int source, int tag, const RangeComm& comm) {
   check_recv("recv", count, type, source, tag, comm);
-  Request request = irecv(buf, count, type, source, tag, comm);
-  request.wait();
-  return request.status();
+  if (source == MPI_PROC_NULL) return translate(comm, proc_null_status());
+  if (!comm.engine()->idle()) {
+    Request request = irecv(buf, count, type, source, tag, comm);
+    request.wait();
+    return request.status();
+  }
+  return translate(comm, detail::recv_now(comm, buf, count, type, mpi_peer(comm, source), detail::user_label(tag)));
 }
 
 Request irecv(void* buf, int count, MPI_Datatype type, int source, int tag, const RangeComm& comm) {

@@ -72,6 +72,18 @@ std::string describe(std::uint64_t signature) {
 
 Engine& engine_of(const Operation& op) { return op.engine(); }
 
+// Contiguous datatypes (every predefined one without gaps) are copied with memcpy: MPI_Pack and
+// MPI_Unpack set up a convertor per call, which costs more than a small message's transfer.
+bool contiguous(MPI_Datatype type, int size) {
+  MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+  check_mpi(MPI_Type_get_extent(type, &lb, &extent), "MPI_Type_get_extent");
+  check_mpi(MPI_Type_get_true_extent(type, &true_lb, &true_extent), "MPI_Type_get_true_extent");
+  return true_lb == 0 && extent == size && true_extent == size;
+}
+
+// Packs `count` elements into wire after the envelope; returns the payload bytes.
+int pack_payload(const void* buf, int count, MPI_Datatype type, Bytes& wire, int envelope_bytes);
+
 int packed_bytes(int count, MPI_Datatype type) {
   int size = 0;
   check_mpi(MPI_Pack_size(count, type, MPI_COMM_SELF, &size), "MPI_Pack_size");
@@ -103,6 +115,20 @@ void post_envelope_receive(Operation& op, std::size_t index) {
                       &op.awaited()[index]),
             "MPI_Irecv");
   engine.register_posted(Posted{&op, index, t.comm->key(), t.label, t.mpi_source, t.mpi_tag, 0});
+}
+
+int pack_payload(const void* buf, int count, MPI_Datatype type, Bytes& wire, int envelope_bytes) {
+  int size = 0;
+  check_mpi(MPI_Type_size(type, &size), "MPI_Type_size");
+  if (contiguous(type, size)) {
+    const std::size_t bytes = static_cast<std::size_t>(size) * static_cast<std::size_t>(count);
+    if (bytes > 0) std::memcpy(wire.data() + envelope_bytes, buf, bytes);
+    return static_cast<int>(bytes);
+  }
+  int position = envelope_bytes;
+  check_mpi(MPI_Pack(buf, count, type, wire.data(), static_cast<int>(wire.size()), &position, MPI_COMM_SELF),
+            "MPI_Pack");
+  return position - envelope_bytes;
 }
 
 // The receive in op's slot `index` takes the message with envelope `e` from `source`.
@@ -167,7 +193,9 @@ void accept(Operation& op, std::size_t index, const Envelope& e, int source, con
     return;
   }
   const int elements = size > 0 ? static_cast<int>(e.bytes / static_cast<std::uint64_t>(size)) : 0;
-  if (elements > 0) {
+  if (elements > 0 && contiguous(t.type, size)) {
+    std::memcpy(t.buf, payload, static_cast<std::size_t>(elements) * static_cast<std::size_t>(size));
+  } else if (elements > 0) {
     int position = 0;
     check_mpi(MPI_Unpack(payload, static_cast<int>(e.bytes), &position, t.buf, elements, t.type, MPI_COMM_SELF),
               "MPI_Unpack");
@@ -181,6 +209,49 @@ void accept(Operation& op, std::size_t index, const Envelope& e, int source, con
   engine.recycle(std::move(t.wire));
   op.awaited()[index] = MPI_REQUEST_NULL;
   op.deliver(index, status);
+}
+
+// A one-slot operation that exists only while recv_now delivers a message through accept().
+class Inline final : public Operation {
+ public:
+  explicit Inline(std::shared_ptr<Engine> engine) : Operation(std::move(engine)) {}
+  bool progress(bool may_test) override { return awaited_complete(may_test); }
+  void completed(std::size_t, const MPI_Status& status) override { delivered = status; }
+  MPI_Status delivered{};
+};
+
+MPI_Status deliver_now(Engine& engine, const Transit& t, const Envelope& e, int source, const char* payload) {
+  if (!(e.flags & kLarge)) {
+    // The common case without an operation object: same checks and copy as accept().
+    const int size = type_size(t.type);
+    const std::uint64_t capacity = static_cast<std::uint64_t>(size) * static_cast<std::uint64_t>(t.count);
+    if (!kChecked && e.bytes <= capacity) {
+      const int elements = size > 0 ? static_cast<int>(e.bytes / static_cast<std::uint64_t>(size)) : 0;
+      if (elements > 0 && contiguous(t.type, size)) {
+        std::memcpy(t.buf, payload, static_cast<std::size_t>(elements) * static_cast<std::size_t>(size));
+      } else if (elements > 0) {
+        int position = 0;
+        check_mpi(MPI_Unpack(payload, static_cast<int>(e.bytes), &position, t.buf, elements, t.type, MPI_COMM_SELF),
+                  "MPI_Unpack");
+      }
+      MPI_Status status{};
+      status.MPI_SOURCE = source;
+      status.MPI_TAG = t.label.tag;
+      status.MPI_ERROR = MPI_SUCCESS;
+      MPI_Status_set_elements(&status, MPI_BYTE, static_cast<int>(e.bytes));
+      return status;
+    }
+  }
+  Inline op(t.comm->engine());
+  op.await(MPI_REQUEST_NULL, t);
+  accept(op, 0, e, source, payload);
+  while (op.awaited()[0] != MPI_REQUEST_NULL) {
+    MPI_Status status;
+    check_mpi(MPI_Wait(&op.awaited()[0], &status), "MPI_Wait");
+    complete_slot(op, 0, status);
+  }
+  (void)engine;
+  return op.delivered;
 }
 
 // Serves op's slot from the parked messages if one is its own (the oldest such).
@@ -293,9 +364,7 @@ void post_send(Operation& op, const RangeComm& comm, const void* buf, int count,
   t.stage = Transit::Stage::send;
   if (bound <= kEagerBytes) {
     t.wire = envelope_wire(comm, label, signature, mpi_dest, mpi_tag, bound);
-    int position = kEnvelopeBytes;
-    check_mpi(MPI_Pack(buf, count, type, t.wire.data(), static_cast<int>(t.wire.size()), &position, MPI_COMM_SELF),
-              "MPI_Pack");
+    const int position = kEnvelopeBytes + pack_payload(buf, count, type, t.wire, kEnvelopeBytes);
     set_envelope_fields(t.wire, 0, static_cast<std::uint64_t>(position - kEnvelopeBytes), 0);
     check_mpi(MPI_Isend(t.wire.data(), position, MPI_BYTE, mpi_dest, mpi_tag, engine.comm(), &request), "MPI_Isend");
     op.await(request, std::move(t));
@@ -335,6 +404,74 @@ void post_recv(Operation& op, const RangeComm& comm, void* buf, int count, MPI_D
   const std::size_t index = op.await(MPI_REQUEST_NULL, std::move(t));
   if (take_parked(op, index)) return;
   post_envelope_receive(op, index);
+}
+
+void send_now(const RangeComm& comm, const void* buf, int count, MPI_Datatype type, int mpi_dest, const Label& label) {
+  Engine& engine = *comm.engine();
+  require_live(engine);
+  if (mpi_dest == MPI_PROC_NULL) return;
+  const int mpi_tag = engine.layout().tag(comm.id(), label);
+  const int bound = packed_bytes(count, type);
+  if (bound <= kEagerBytes) {
+    Bytes wire = envelope_wire(comm, label, 0, mpi_dest, mpi_tag, bound);
+    const int position = kEnvelopeBytes + pack_payload(buf, count, type, wire, kEnvelopeBytes);
+    set_envelope_fields(wire, 0, static_cast<std::uint64_t>(position - kEnvelopeBytes), 0);
+    check_mpi(MPI_Send(wire.data(), position, MPI_BYTE, mpi_dest, mpi_tag, engine.comm()), "MPI_Send");
+    engine.recycle(std::move(wire));
+    return;
+  }
+  const std::uint64_t transfer = engine.next_transfer(mpi_dest);
+  Bytes wire = envelope_wire(comm, label, 0, mpi_dest, mpi_tag, 0);
+  set_envelope_fields(wire, kLarge, static_cast<std::uint64_t>(type_size(type)) * static_cast<std::uint64_t>(count),
+                      transfer);
+  MPI_Request request;
+  check_mpi(MPI_Isend(wire.data(), kEnvelopeBytes, MPI_BYTE, mpi_dest, mpi_tag, engine.comm(), &request), "MPI_Isend");
+  check_mpi(MPI_Send(buf, count, type, mpi_dest, engine.layout().payload_tag(transfer), engine.comm()), "MPI_Send");
+  check_mpi(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait");
+  engine.recycle(std::move(wire));
+}
+
+MPI_Status recv_now(const RangeComm& comm, void* buf, int count, MPI_Datatype type, int mpi_source, const Label& label) {
+  Engine& engine = *comm.engine();
+  require_live(engine);
+  Transit t;
+  t.buf = buf;
+  t.count = count;
+  t.type = type;
+  t.comm = &comm;
+  t.label = label;
+  t.mpi_source = mpi_source;
+  t.mpi_tag = engine.layout().tag(comm.id(), label);
+  auto& parked = engine.parked();
+  for (auto it = parked.begin(); it != parked.end(); ++it) {
+    const Envelope e = read_envelope(it->wire);
+    if (!matches(t, e, it->mpi_source)) continue;
+    Parked message = std::move(*it);
+    parked.erase(it);
+    return deliver_now(engine, t, e, message.mpi_source, message.wire.data() + kEnvelopeBytes);
+  }
+  Bytes wire = engine.buffer(kReceiveBytes);
+  while (true) {
+    MPI_Status status;
+    check_mpi(MPI_Recv(wire.data(), kReceiveBytes, MPI_BYTE, mpi_source, t.mpi_tag, engine.comm(), &status),
+              "MPI_Recv");
+    int bytes = 0;
+    MPI_Get_count(&status, MPI_BYTE, &bytes);
+    if (bytes < kEnvelopeBytes) {
+      throw Error("a message without an RBC envelope arrived from MPI rank " + std::to_string(status.MPI_SOURCE) +
+                  " with tag " + std::to_string(status.MPI_TAG) +
+                  ": is something else sending on the MPI communicator with RBC's tags?");
+    }
+    const Envelope e = read_envelope(wire);
+    if (matches(t, e, status.MPI_SOURCE)) {
+      const MPI_Status delivered = deliver_now(engine, t, e, status.MPI_SOURCE, wire.data() + kEnvelopeBytes);
+      engine.recycle(std::move(wire));
+      return delivered;
+    }
+    wire.resize(static_cast<std::size_t>(bytes));
+    engine.parked().push_back(Parked{status.MPI_SOURCE, std::move(wire)});
+    wire = engine.buffer(kReceiveBytes);
+  }
 }
 
 void complete_slot(Operation& op, std::size_t index, const MPI_Status& status) {

@@ -32,6 +32,12 @@ void post_send(Operation& op, const RangeComm& comm, const void* buf, int count,
 void post_recv(Operation& op, const RangeComm& comm, void* buf, int count, MPI_Datatype type,
                int mpi_source, const Label& label, std::uint64_t signature = 0);
 
+// Blocking send and receive for a rank with no RBC operation in flight on the engine (so no
+// receive is posted that a foreign message could be owed to): straight MPI calls, no operation
+// object. recv_now returns the delivered status (source, user tag, payload size).
+void send_now(const RangeComm& comm, const void* buf, int count, MPI_Datatype type, int mpi_dest, const Label& label);
+MPI_Status recv_now(const RangeComm& comm, void* buf, int count, MPI_Datatype type, int mpi_source, const Label& label);
+
 // Runs when MPI has completed the request in op.awaited()[index] (set to MPI_REQUEST_NULL by the
 // caller). Leaves a new request there if the receive goes on.
 void complete_slot(Operation& op, std::size_t index, const MPI_Status& status);
