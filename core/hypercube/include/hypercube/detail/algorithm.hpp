@@ -19,6 +19,7 @@
 
 #include "hypercube/options.hpp"
 #include "inputs/rng.hpp"
+#include "localsort/localsort.hpp"
 
 namespace hypercube::detail {
 
@@ -255,7 +256,7 @@ void sort(std::vector<T>& data, Layer top, const Options& options, Less less,
     }
     {
       PhaseClock clock(times.local_sort);
-      std::sort(data.begin(), data.end(), less);
+      localsort::sort(data.data(), data.data() + data.size(), less);
     }
 
     std::vector<T> merged;

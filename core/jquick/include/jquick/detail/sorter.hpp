@@ -44,6 +44,8 @@
 #include "jquick/detail/layers.hpp"
 #include "jquick/detail/layout.hpp"
 #include "jquick/detail/random.hpp"
+#include "localsort/localsort.hpp"
+#include "localsort/merge.hpp"
 
 namespace jquick::detail {
 
@@ -54,6 +56,7 @@ enum Phase : int {
   kExchange,
   kCreation,
   kBase,
+  kLocalSort,
   kDone,
 };
 
@@ -77,6 +80,7 @@ class PhaseClock {
       case kExchange: return &stats_.exchange;
       case kCreation: return &stats_.communicator_creation;
       case kBase: return &stats_.base_cases;
+      case kLocalSort: return &stats_.local_sort;
       default: return nullptr;
     }
   }
@@ -146,8 +150,9 @@ class Sorter {
       if (p_ <= 2) {
         clock_.to(kBase);
         if (p_ == 1) {
-          std::copy(data.begin(), data.end(), work_.begin());
-          std::sort(work_.begin(), work_.end(), less_);
+          clock_.to(kLocalSort);
+          localsort::sort(data.data(), data.data() + data.size(), less_);
+          work_.swap(data);  // swapped back below: no copy
         } else {
           solve_first_level_pair(data, n);
         }
@@ -264,6 +269,7 @@ class Sorter {
     for (auto& task : active) {
       if (!task->degenerate && !task->first_level && task->t1 > task->t0) {
         std::copy(task->dst, task->dst + (task->t1 - task->t0), task->src);
+        stats_.bytes_copied += static_cast<long long>((task->t1 - task->t0) * sizeof(T));
       }
     }
 
@@ -321,8 +327,8 @@ class Sorter {
     for (std::int64_t position : positions) {
       task.samples.push_back(Sample{task.src[position - offset], task.gb + position});
     }
-    std::sort(task.samples.begin(), task.samples.end(),
-              [this](const Sample& a, const Sample& b) { return sample_less(a, b); });
+    localsort::sort(task.samples.begin(), task.samples.end(),
+                    [this](const Sample& a, const Sample& b) { return sample_less(a, b); });
     task.gathered.assign(LayerT::rank(task.comm) == 0 ? static_cast<std::size_t>(task.k) : 0,
                          Sample{});
     const Less less = less_;
@@ -418,6 +424,7 @@ class Sorter {
           Region& region = task.regions[kind];
           std::copy(task.src + offset, task.src + offset + piece,
                     task.dst + (region.begin - task.t0) + region.filled);
+          stats_.bytes_copied += static_cast<long long>(piece * sizeof(T));
           region.pieces.push_back(Piece{rank_ - task.first, region.filled, piece});
           region.filled += piece;
         } else {
@@ -478,6 +485,7 @@ class Sorter {
       ordered.insert(ordered.end(), base + piece.offset, base + piece.offset + piece.count);
     }
     std::copy(ordered.begin(), ordered.end(), base);
+    stats_.bytes_copied += static_cast<long long>(2 * ordered.size() * sizeof(T));
   }
 
   void update_done(Task& task) {
@@ -571,53 +579,178 @@ class Sorter {
 
   // ------------------------------------------------------------------------------ base cases
 
+  // A base case on two PEs moves only the elements that cross (item 2 of issue 17): both PEs
+  // sort their own elements, the left PE finds by co-ranking how many of its elements belong
+  // to the left share (a binary search that asks the right PE for two keys per step: O(log n)
+  // small messages), then each sends only its elements that belong to the other side and
+  // merges the received run into what it keeps. Ties go to the left PE's elements, so the
+  // result is deterministic.
+  //
+  // Messages between the two PEs (one pair per PE pair, told apart by the partner):
+  //   left -> right  kQueryTag: j >= 0 asks for B[j-1], B[j]; -1 - i ends the search with i
+  //   right -> left  kReplyTag: B[j-1], B[j] (an undefined slot where the index is outside B)
+  //   both           kTagBase:  the crossing elements
+  static constexpr int kQueryTag = kTagBase + 1;
+  static constexpr int kReplyTag = kTagBase + 2;
+  static constexpr int kMaxQueries = 80;  // > log2 of any int64 range, plus the final message
+
   struct Pair {
-    const T* src;
-    std::int64_t mine;
-    std::int64_t theirs;
-    bool left;
-    std::int64_t left_share;
-    T* dst;
-    int partner;
-    std::vector<T> combined;
+    T* src = nullptr;             // this PE's elements (sorted in place first)
+    std::int64_t mine = 0;        // how many
+    std::int64_t theirs = 0;      // how many the partner holds
+    bool left = false;            // this PE is the pair's left PE (holds A; the partner B)
+    std::int64_t left_share = 0;  // L: how many elements of the pair the left PE keeps
+    T* dst = nullptr;             // where this PE's share goes (may equal src)
+    int partner = 0;
+    // Co-ranking state: the left PE keeps A[0, i) and B[0, L - i).
+    std::int64_t lo = 0, hi = 0, i = -1;
+    std::vector<std::int64_t> queries;  // sent, kept alive until the pool drains
+    std::vector<T> replies;             // right PE: sent pairs of keys
+    T answer[2];
+    std::int64_t incoming_query = 0;
+    std::vector<T> incoming;  // the partner's crossing elements
   };
 
-  // Both PEs get all elements of the pair in the same order, select the boundary element with
-  // nth_element (identical on both) and keep exactly their share.
+  std::int64_t size_a(const Pair& pair) const { return pair.left ? pair.mine : pair.theirs; }
+  std::int64_t size_b(const Pair& pair) const { return pair.left ? pair.theirs : pair.mine; }
+
   void solve_pairs(std::vector<Pair>& pairs) {
+    clock_.to(kLocalSort);
+    for (Pair& pair : pairs) localsort::sort(pair.src, pair.src + pair.mine, less_);
+    clock_.to(kBase);
     Pool pool;
     for (Pair& pair : pairs) {
-      pair.combined.resize(static_cast<std::size_t>(pair.mine + pair.theirs));
-      std::copy(pair.src, pair.src + pair.mine,
-                pair.combined.begin() + (pair.left ? 0 : pair.theirs));
-      if (pair.mine > 0) {
-        layer_.isend(pool, layer_.root(), pair.src, static_cast<int>(pair.mine), type_,
-                     pair.partner, kTagBase);
-        ++stats_.messages_sent;
-      }
-      if (pair.theirs > 0) {
-        layer_.irecv(pool, layer_.root(), pair.combined.data() + (pair.left ? pair.mine : 0),
-                     static_cast<int>(pair.theirs), type_, pair.partner, kTagBase,
-                     [this, theirs = pair.theirs](int, int count) {
-                       if (count != theirs) throw Error("internal: base case message size");
-                       ++stats_.messages_received;
-                     });
+      pair.queries.reserve(kMaxQueries);
+      if (pair.left) {
+        const std::int64_t b = size_b(pair);
+        pair.lo = std::max<std::int64_t>(0, pair.left_share - b);
+        pair.hi = std::min(size_a(pair), pair.left_share);
+        search_step(pool, pair);
+      } else {
+        pair.replies.reserve(2 * kMaxQueries);
+        serve(pool, pair);
       }
     }
     while (!pool.empty()) pool.progress();
-    for (Pair& pair : pairs) {
-      auto begin = pair.combined.begin();
-      auto middle = begin + pair.left_share;
-      auto end = pair.combined.end();
-      std::nth_element(begin, middle, end, less_);
-      if (pair.left) {
-        std::copy(begin, middle, pair.dst);
-      } else {
-        std::copy(middle, end, pair.dst);
-      }
-      const std::int64_t kept = pair.left ? pair.left_share : (end - middle);
-      std::sort(pair.dst, pair.dst + kept, less_);
+    for (Pair& pair : pairs) merge_pair(pair);
+  }
+
+  void send_query(Pool& pool, Pair& pair, std::int64_t value) {
+    if (pair.queries.size() >= static_cast<std::size_t>(kMaxQueries)) {
+      throw Error("internal: co-ranking did not converge");
     }
+    pair.queries.push_back(value);
+    layer_.isend(pool, layer_.root(), &pair.queries.back(), 1, MPI_INT64_T, pair.partner,
+                 kQueryTag);
+  }
+
+  // Left PE: one step of the binary search for i, the number of A's elements in the left share.
+  void search_step(Pool& pool, Pair& pair) {
+    if (pair.lo >= pair.hi) {
+      finish_search(pool, pair, pair.lo);
+      return;
+    }
+    const std::int64_t i = pair.lo + (pair.hi - pair.lo) / 2;
+    const std::int64_t j = pair.left_share - i;
+    send_query(pool, pair, j);
+    Pair* p = &pair;
+    layer_.irecv(pool, layer_.root(), pair.answer, 2, type_, pair.partner, kReplyTag,
+                 [this, p, i, j, &pool](int, int count) {
+                   if (count != 2) throw Error("internal: co-ranking reply size");
+                   const T* a = p->src;
+                   const std::int64_t na = p->mine, nb = p->theirs;
+                   if (i > 0 && j < nb && less_(p->answer[1], a[i - 1])) {
+                     p->hi = i - 1;  // too many of A: B[j] belongs before A[i-1]
+                   } else if (j > 0 && i < na && !less_(p->answer[0], a[i])) {
+                     p->lo = i + 1;  // too few of A: A[i] belongs before B[j-1]
+                   } else {
+                     finish_search(pool, *p, i);
+                     return;
+                   }
+                   // A comparator that is not a strict weak order can empty the interval;
+                   // any i in range still gives a consistent exchange.
+                   if (p->hi < p->lo) p->hi = p->lo;
+                   search_step(pool, *p);
+                 });
+  }
+
+  void finish_search(Pool& pool, Pair& pair, std::int64_t i) {
+    pair.i = i;
+    send_query(pool, pair, -1 - i);
+    exchange_crossing(pool, pair);
+  }
+
+  // Right PE: answers queries until the final one arrives.
+  void serve(Pool& pool, Pair& pair) {
+    Pair* p = &pair;
+    layer_.irecv(pool, layer_.root(), &pair.incoming_query, 1, MPI_INT64_T, pair.partner,
+                 kQueryTag, [this, p, &pool](int, int count) {
+                   if (count != 1) throw Error("internal: co-ranking query size");
+                   const std::int64_t value = p->incoming_query;
+                   const std::int64_t nb = p->mine;
+                   if (value < 0) {
+                     const std::int64_t i = -1 - value;
+                     const std::int64_t j = p->left_share - i;
+                     if (i < 0 || i > p->theirs || j < 0 || j > nb) {
+                       throw Error("internal: co-ranking split out of range");
+                     }
+                     p->i = i;
+                     exchange_crossing(pool, *p);
+                     return;
+                   }
+                   if (value > nb || p->replies.size() + 2 > p->replies.capacity()) {
+                     throw Error("internal: co-ranking query out of range");
+                   }
+                   p->replies.push_back(value > 0 ? p->src[value - 1] : T());
+                   p->replies.push_back(value < nb ? p->src[value] : T());
+                   layer_.isend(pool, layer_.root(), p->replies.data() + p->replies.size() - 2, 2,
+                                type_, p->partner, kReplyTag);
+                   serve(pool, *p);
+                 });
+  }
+
+  // Sends this PE's elements that belong to the partner and receives the partner's.
+  void exchange_crossing(Pool& pool, Pair& pair) {
+    const std::int64_t i = pair.i;
+    const std::int64_t j = pair.left_share - i;
+    const std::int64_t a = size_a(pair);
+    // Left keeps A[0, i), sends A[i, a), receives B[0, j); right keeps B[j, b), sends B[0, j).
+    const T* send = pair.left ? pair.src + i : pair.src;
+    const std::int64_t send_count = pair.left ? a - i : j;
+    const std::int64_t receive_count = pair.left ? j : a - i;
+    if (send_count > 0) {
+      layer_.isend(pool, layer_.root(), send, static_cast<int>(send_count), type_, pair.partner,
+                   kTagBase);
+      ++stats_.messages_sent;
+    }
+    pair.incoming.resize(static_cast<std::size_t>(receive_count));
+    if (receive_count > 0) {
+      layer_.irecv(pool, layer_.root(), pair.incoming.data(), static_cast<int>(receive_count),
+                   type_, pair.partner, kTagBase, [this, receive_count](int, int count) {
+                     if (count != receive_count) throw Error("internal: base case message size");
+                     ++stats_.messages_received;
+                   });
+    }
+  }
+
+  // After every send has completed: merge what this PE keeps with what it received.
+  void merge_pair(Pair& pair) {
+    const std::int64_t i = pair.i;
+    const std::int64_t j = pair.left_share - i;
+    const std::size_t received = pair.incoming.size();
+    if (pair.left) {
+      // A[0, i) is the head of src; the merged share fills dst[0, L) from the back.
+      localsort::merge_backward(pair.src, static_cast<std::size_t>(i), pair.incoming.data(),
+                                received, pair.dst, less_);
+      stats_.bytes_copied += static_cast<long long>((i + received) * sizeof(T));
+    } else {
+      // B[j, b) is the tail of src; the received run of A comes first on ties.
+      const std::size_t kept = static_cast<std::size_t>(pair.mine - j);
+      localsort::merge_forward(pair.incoming.data(), received, pair.src + j, kept, pair.dst,
+                               less_);
+      stats_.bytes_copied += static_cast<long long>((received + kept) * sizeof(T));
+    }
+    std::vector<T>().swap(pair.incoming);
   }
 
   void solve_first_level_pair(std::vector<T>& data, std::int64_t n) {
@@ -636,9 +769,11 @@ class Sorter {
   void solve_base_cases() {
     clock_.to(kBase);
     std::vector<Pair> pairs;
+    pairs.reserve(base_cases_.size());
     for (const Child& c : base_cases_) {
       if (c.first == c.last) continue;
-      Pair pair;
+      pairs.emplace_back();
+      Pair& pair = pairs.back();
       const std::int64_t lo = std::max(c.gb, my_start_);
       const std::int64_t hi = std::min(c.ge, my_end_);
       pair.src = work_.data() + (lo - my_start_);
@@ -648,12 +783,12 @@ class Sorter {
       pair.left = rank_ == c.first;
       pair.partner = pair.left ? c.last : c.first;
       pair.left_share = std::min(c.ge, layout_->end(c.first)) - c.gb;
-      pairs.push_back(std::move(pair));
     }
     solve_pairs(pairs);
+    clock_.to(kLocalSort);
     for (const Child& c : base_cases_) {
       if (c.first != c.last) continue;
-      std::sort(work_.data() + (c.gb - my_start_), work_.data() + (c.ge - my_start_), less_);
+      localsort::sort(work_.data() + (c.gb - my_start_), work_.data() + (c.ge - my_start_), less_);
     }
   }
 
