@@ -29,6 +29,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -581,18 +582,24 @@ class Sorter {
 
   // A base case on two PEs moves only the elements that cross (item 2 of issue 17): both PEs
   // sort their own elements, the left PE finds by co-ranking how many of its elements belong
-  // to the left share (a binary search that asks the right PE for two keys per step: O(log n)
-  // small messages), then each sends only its elements that belong to the other side and
+  // to the left share, then each sends only its elements that belong to the other side and
   // merges the received run into what it keeps. Ties go to the left PE's elements, so the
   // result is deterministic.
   //
-  // Messages between the two PEs (one pair per PE pair, told apart by the partner):
-  //   left -> right  kQueryTag: j >= 0 asks for B[j-1], B[j]; -1 - i ends the search with i
-  //   right -> left  kReplyTag: B[j-1], B[j] (an undefined slot where the index is outside B)
+  // Co-ranking is a K-ary search (K = kCandidates) rather than a binary one: each round trip
+  // tests up to K candidate splits at once, so 2^16 elements need two round trips, not 17
+  // (round trips, not bytes, are what costs on a loaded or high-latency machine). The first
+  // round's interval is known to both PEs, so the right PE sends its keys unasked.
+  //   left -> right  kQueryTag: {lo, hi} asks for B[j-1], B[j] at the candidates' j = L - i;
+  //                  {-1 - i, 0} ends the search with i
+  //   right -> left  kReplyTag: those keys (an unspecified value where the index is outside B)
   //   both           kTagBase:  the crossing elements
   static constexpr int kQueryTag = kTagBase + 1;
   static constexpr int kReplyTag = kTagBase + 2;
-  static constexpr int kMaxQueries = 80;  // > log2 of any int64 range, plus the final message
+  static constexpr std::int64_t kCandidates = 256;
+  // Rounds after which the search stops at its current lower end: never reached with a strict
+  // weak order (4 rounds cover 2^32); any split in range still gives a consistent exchange.
+  static constexpr int kMaxRounds = 32;
 
   struct Pair {
     T* src = nullptr;             // this PE's elements (sorted in place first)
@@ -604,15 +611,25 @@ class Sorter {
     int partner = 0;
     // Co-ranking state: the left PE keeps A[0, i) and B[0, L - i).
     std::int64_t lo = 0, hi = 0, i = -1;
-    std::vector<std::int64_t> queries;  // sent, kept alive until the pool drains
-    std::vector<T> replies;             // right PE: sent pairs of keys
-    T answer[2];
-    std::int64_t incoming_query = 0;
+    int rounds = 0;
+    std::vector<std::array<std::int64_t, 2>> queries;  // sent; alive until the pool drains
+    std::vector<std::vector<T>> replies;               // right PE: sent keys
+    std::vector<T> answer;                             // left PE: received keys
+    std::int64_t incoming_query[2] = {0, 0};
     std::vector<T> incoming;  // the partner's crossing elements
   };
 
   std::int64_t size_a(const Pair& pair) const { return pair.left ? pair.mine : pair.theirs; }
   std::int64_t size_b(const Pair& pair) const { return pair.left ? pair.theirs : pair.mine; }
+
+  // The candidate splits of a round, computed alike on both PEs from {lo, hi}.
+  static std::int64_t candidate_count(std::int64_t lo, std::int64_t hi) {
+    return std::min(kCandidates, hi - lo + 1);
+  }
+  static std::int64_t candidate(std::int64_t lo, std::int64_t hi, std::int64_t t) {
+    const std::int64_t m = candidate_count(lo, hi);
+    return m == 1 ? lo : lo + (t * (hi - lo)) / (m - 1);
+  }
 
   void solve_pairs(std::vector<Pair>& pairs) {
     clock_.to(kLocalSort);
@@ -620,14 +637,14 @@ class Sorter {
     clock_.to(kBase);
     Pool pool;
     for (Pair& pair : pairs) {
-      pair.queries.reserve(kMaxQueries);
+      pair.queries.reserve(kMaxRounds + 1);
+      pair.lo = std::max<std::int64_t>(0, pair.left_share - size_b(pair));
+      pair.hi = std::min(size_a(pair), pair.left_share);
       if (pair.left) {
-        const std::int64_t b = size_b(pair);
-        pair.lo = std::max<std::int64_t>(0, pair.left_share - b);
-        pair.hi = std::min(size_a(pair), pair.left_share);
         search_step(pool, pair);
       } else {
-        pair.replies.reserve(2 * kMaxQueries);
+        pair.replies.reserve(kMaxRounds + 1);
+        if (pair.lo < pair.hi) send_keys(pool, pair, pair.lo, pair.hi);
         serve(pool, pair);
       }
     }
@@ -635,78 +652,97 @@ class Sorter {
     for (Pair& pair : pairs) merge_pair(pair);
   }
 
-  void send_query(Pool& pool, Pair& pair, std::int64_t value) {
-    if (pair.queries.size() >= static_cast<std::size_t>(kMaxQueries)) {
-      throw Error("internal: co-ranking did not converge");
-    }
-    pair.queries.push_back(value);
-    layer_.isend(pool, layer_.root(), &pair.queries.back(), 1, MPI_INT64_T, pair.partner,
+  void send_query(Pool& pool, Pair& pair, std::int64_t first, std::int64_t second) {
+    pair.queries.push_back({first, second});
+    layer_.isend(pool, layer_.root(), pair.queries.back().data(), 2, MPI_INT64_T, pair.partner,
                  kQueryTag);
   }
 
-  // Left PE: one step of the binary search for i, the number of A's elements in the left share.
+  // Left PE: one round of the search for i, the number of A's elements in the left share.
+  // With j = L - i, i is right iff A[i-1] is not after B[j] and B[j-1] is before A[i].
   void search_step(Pool& pool, Pair& pair) {
-    if (pair.lo >= pair.hi) {
+    if (pair.lo >= pair.hi || pair.rounds >= kMaxRounds) {
       finish_search(pool, pair, pair.lo);
       return;
     }
-    const std::int64_t i = pair.lo + (pair.hi - pair.lo) / 2;
-    const std::int64_t j = pair.left_share - i;
-    send_query(pool, pair, j);
+    const std::int64_t lo = pair.lo, hi = pair.hi;
+    const std::int64_t m = candidate_count(lo, hi);
+    if (pair.rounds++ > 0) send_query(pool, pair, lo, hi);
+    pair.answer.resize(static_cast<std::size_t>(2 * m));
     Pair* p = &pair;
-    layer_.irecv(pool, layer_.root(), pair.answer, 2, type_, pair.partner, kReplyTag,
-                 [this, p, i, j, &pool](int, int count) {
-                   if (count != 2) throw Error("internal: co-ranking reply size");
+    layer_.irecv(pool, layer_.root(), pair.answer.data(), static_cast<int>(2 * m), type_,
+                 pair.partner, kReplyTag, [this, p, lo, hi, m, &pool](int, int count) {
+                   if (count != 2 * m) throw Error("internal: co-ranking reply size");
                    const T* a = p->src;
                    const std::int64_t na = p->mine, nb = p->theirs;
-                   if (i > 0 && j < nb && less_(p->answer[1], a[i - 1])) {
-                     p->hi = i - 1;  // too many of A: B[j] belongs before A[i-1]
-                   } else if (j > 0 && i < na && !less_(p->answer[0], a[i])) {
-                     p->lo = i + 1;  // too few of A: A[i] belongs before B[j-1]
-                   } else {
-                     finish_search(pool, *p, i);
-                     return;
+                   std::int64_t new_lo = lo, new_hi = hi;
+                   for (std::int64_t t = 0; t < m; ++t) {
+                     const std::int64_t i = candidate(lo, hi, t);
+                     const std::int64_t j = p->left_share - i;
+                     const T& below = p->answer[static_cast<std::size_t>(2 * t)];
+                     const T& at = p->answer[static_cast<std::size_t>(2 * t + 1)];
+                     const bool too_many = i > 0 && j < nb && less_(at, a[i - 1]);
+                     const bool too_few = j > 0 && i < na && !less_(below, a[i]);
+                     if (!too_many && !too_few) {
+                       finish_search(pool, *p, i);
+                       return;
+                     }
+                     if (too_few) new_lo = std::max(new_lo, i + 1);
+                     if (too_many) new_hi = std::min(new_hi, i - 1);
                    }
-                   // A comparator that is not a strict weak order can empty the interval;
-                   // any i in range still gives a consistent exchange.
-                   if (p->hi < p->lo) p->hi = p->lo;
+                   // A comparator that is not a strict weak order can empty the interval.
+                   p->lo = std::min(new_lo, hi);
+                   p->hi = std::max(new_hi, p->lo);
                    search_step(pool, *p);
                  });
   }
 
   void finish_search(Pool& pool, Pair& pair, std::int64_t i) {
     pair.i = i;
-    send_query(pool, pair, -1 - i);
+    send_query(pool, pair, -1 - i, 0);
     exchange_crossing(pool, pair);
   }
 
-  // Right PE: answers queries until the final one arrives.
+  // Right PE: answers rounds until the final message arrives.
   void serve(Pool& pool, Pair& pair) {
     Pair* p = &pair;
-    layer_.irecv(pool, layer_.root(), &pair.incoming_query, 1, MPI_INT64_T, pair.partner,
-                 kQueryTag, [this, p, &pool](int, int count) {
-                   if (count != 1) throw Error("internal: co-ranking query size");
-                   const std::int64_t value = p->incoming_query;
-                   const std::int64_t nb = p->mine;
-                   if (value < 0) {
-                     const std::int64_t i = -1 - value;
+    layer_.irecv(pool, layer_.root(), p->incoming_query, 2, MPI_INT64_T, pair.partner, kQueryTag,
+                 [this, p, &pool](int, int count) {
+                   if (count != 2) throw Error("internal: co-ranking query size");
+                   const std::int64_t lo = p->incoming_query[0], hi = p->incoming_query[1];
+                   const std::int64_t nb = p->mine, na = p->theirs;
+                   if (lo < 0) {
+                     const std::int64_t i = -1 - lo;
                      const std::int64_t j = p->left_share - i;
-                     if (i < 0 || i > p->theirs || j < 0 || j > nb) {
+                     if (i > na || j < 0 || j > nb) {
                        throw Error("internal: co-ranking split out of range");
                      }
                      p->i = i;
                      exchange_crossing(pool, *p);
                      return;
                    }
-                   if (value > nb || p->replies.size() + 2 > p->replies.capacity()) {
+                   if (hi < lo || hi > na || p->left_share - hi < 0 || p->left_share - lo > nb ||
+                       p->replies.size() > static_cast<std::size_t>(kMaxRounds)) {
                      throw Error("internal: co-ranking query out of range");
                    }
-                   p->replies.push_back(value > 0 ? p->src[value - 1] : T());
-                   p->replies.push_back(value < nb ? p->src[value] : T());
-                   layer_.isend(pool, layer_.root(), p->replies.data() + p->replies.size() - 2, 2,
-                                type_, p->partner, kReplyTag);
+                   send_keys(pool, *p, lo, hi);
                    serve(pool, *p);
                  });
+  }
+
+  // Right PE: B[j-1], B[j] for the candidates of {lo, hi}.
+  void send_keys(Pool& pool, Pair& pair, std::int64_t lo, std::int64_t hi) {
+    const std::int64_t m = candidate_count(lo, hi);
+    const std::int64_t nb = pair.mine;
+    pair.replies.emplace_back(static_cast<std::size_t>(2 * m));
+    std::vector<T>& reply = pair.replies.back();
+    for (std::int64_t t = 0; t < m; ++t) {
+      const std::int64_t j = pair.left_share - candidate(lo, hi, t);
+      if (j > 0) reply[static_cast<std::size_t>(2 * t)] = pair.src[j - 1];
+      if (j < nb) reply[static_cast<std::size_t>(2 * t + 1)] = pair.src[j];
+    }
+    layer_.isend(pool, layer_.root(), reply.data(), static_cast<int>(2 * m), type_, pair.partner,
+                 kReplyTag);
   }
 
   // Sends this PE's elements that belong to the partner and receives the partner's.
