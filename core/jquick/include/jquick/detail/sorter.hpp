@@ -580,26 +580,21 @@ class Sorter {
 
   // ------------------------------------------------------------------------------ base cases
 
-  // A base case on two PEs moves only the elements that cross (item 2 of issue 17): both PEs
-  // sort their own elements, the left PE finds by co-ranking how many of its elements belong
-  // to the left share, then each sends only its elements that belong to the other side and
-  // merges the received run into what it keeps. Ties go to the left PE's elements, so the
-  // result is deterministic.
-  //
-  // Co-ranking is a K-ary search (K = kCandidates) rather than a binary one: each round trip
-  // tests up to K candidate splits at once, so 2^16 elements need two round trips, not 17
-  // (round trips, not bytes, are what costs on a loaded or high-latency machine). The first
-  // round's interval is known to both PEs, so the right PE sends its keys unasked.
-  //   left -> right  kQueryTag: {lo, hi} asks for B[j-1], B[j] at the candidates' j = L - i;
-  //                  {-1 - i, 0} ends the search with i
-  //   right -> left  kReplyTag: those keys (an unspecified value where the index is outside B)
-  //   both           kTagBase:  the crossing elements
-  static constexpr int kQueryTag = kTagBase + 1;
-  static constexpr int kReplyTag = kTagBase + 2;
-  static constexpr std::int64_t kCandidates = 256;
-  // Rounds after which the search stops at its current lower end: never reached with a strict
-  // weak order (4 rounds cover 2^32); any split in range still gives a consistent exchange.
-  static constexpr int kMaxRounds = 32;
+  // A base case on two PEs moves only the elements that cross (item 2 of issue 17). The left
+  // PE holds A, the right PE B; the left PE keeps the first L elements of the pair in merged
+  // order (ties: A first), that is A[0, i) and B[0, L - i) for the co-rank i. Both PEs sort
+  // their elements, then (1.5 round trips in all):
+  //   1. right -> left: B[j-1], B[j] for K candidate splits spread over the range where i can
+  //      lie (both PEs know it: max(0, L - |B|) .. min(|A|, L)), sent unasked;
+  //   2. left -> right: the left PE narrows i to [lo, hi] (at most range / K wide) and sends
+  //      A[lo, |A|): what crosses plus the few elements whose side it could not decide;
+  //   3. right -> left: the right PE, now holding A[lo, hi), finds i by binary search and
+  //      sends B[0, L - i); the left PE reads i from that count.
+  // Each PE then merges the run it received into what it keeps. A comparator that is not a
+  // strict weak order can only move i within its range, never out of it, and each PE takes i
+  // from what the other actually sent, so counts always match.
+  static constexpr int kKeysTag = kTagBase + 1;
+  static constexpr std::int64_t kCandidates = 512;
 
   struct Pair {
     T* src = nullptr;             // this PE's elements (sorted in place first)
@@ -609,20 +604,16 @@ class Sorter {
     std::int64_t left_share = 0;  // L: how many elements of the pair the left PE keeps
     T* dst = nullptr;             // where this PE's share goes (may equal src)
     int partner = 0;
-    // Co-ranking state: the left PE keeps A[0, i) and B[0, L - i).
-    std::int64_t lo = 0, hi = 0, i = -1;
-    int rounds = 0;
-    std::vector<std::array<std::int64_t, 2>> queries;  // sent; alive until the pool drains
-    std::vector<std::vector<T>> replies;               // right PE: sent keys
-    std::vector<T> answer;                             // left PE: received keys
-    std::int64_t incoming_query[2] = {0, 0};
-    std::vector<T> incoming;  // the partner's crossing elements
+    std::int64_t lo = 0, hi = 0;  // the range of i; narrowed by the left PE in step 2
+    std::int64_t i = -1;          // the co-rank, once known
+    std::vector<T> keys;          // step 1's keys (sent by the right PE, received by the left)
+    std::vector<T> incoming;      // the partner's run: A[lo, |A|) on the right, B[0, j) on the left
   };
 
   std::int64_t size_a(const Pair& pair) const { return pair.left ? pair.mine : pair.theirs; }
   std::int64_t size_b(const Pair& pair) const { return pair.left ? pair.theirs : pair.mine; }
 
-  // The candidate splits of a round, computed alike on both PEs from {lo, hi}.
+  // The candidate splits for step 1, computed alike on both PEs.
   static std::int64_t candidate_count(std::int64_t lo, std::int64_t hi) {
     return std::min(kCandidates, hi - lo + 1);
   }
@@ -637,55 +628,59 @@ class Sorter {
     clock_.to(kBase);
     Pool pool;
     for (Pair& pair : pairs) {
-      pair.queries.reserve(kMaxRounds + 1);
       pair.lo = std::max<std::int64_t>(0, pair.left_share - size_b(pair));
       pair.hi = std::min(size_a(pair), pair.left_share);
       if (pair.left) {
-        search_step(pool, pair);
+        if (pair.lo < pair.hi) {
+          receive_keys(pool, pair);
+        } else {
+          send_left_run(pool, pair);
+        }
       } else {
-        pair.replies.reserve(kMaxRounds + 1);
-        if (pair.lo < pair.hi) send_keys(pool, pair, pair.lo, pair.hi);
-        serve(pool, pair);
+        if (pair.lo < pair.hi) send_keys(pool, pair);
+        receive_left_run(pool, pair);
       }
     }
     while (!pool.empty()) pool.progress();
     for (Pair& pair : pairs) merge_pair(pair);
   }
 
-  void send_query(Pool& pool, Pair& pair, std::int64_t first, std::int64_t second) {
-    pair.queries.push_back({first, second});
-    layer_.isend(pool, layer_.root(), pair.queries.back().data(), 2, MPI_INT64_T, pair.partner,
-                 kQueryTag);
+  // Step 1, right PE.
+  void send_keys(Pool& pool, Pair& pair) {
+    const std::int64_t m = candidate_count(pair.lo, pair.hi);
+    const std::int64_t nb = pair.mine;
+    pair.keys.assign(static_cast<std::size_t>(2 * m), T());
+    for (std::int64_t t = 0; t < m; ++t) {
+      const std::int64_t j = pair.left_share - candidate(pair.lo, pair.hi, t);
+      if (j > 0) pair.keys[static_cast<std::size_t>(2 * t)] = pair.src[j - 1];
+      if (j < nb) pair.keys[static_cast<std::size_t>(2 * t + 1)] = pair.src[j];
+    }
+    layer_.isend(pool, layer_.root(), pair.keys.data(), static_cast<int>(2 * m), type_,
+                 pair.partner, kKeysTag);
   }
 
-  // Left PE: one round of the search for i, the number of A's elements in the left share.
-  // With j = L - i, i is right iff A[i-1] is not after B[j] and B[j-1] is before A[i].
-  void search_step(Pool& pool, Pair& pair) {
-    if (pair.lo >= pair.hi || pair.rounds >= kMaxRounds) {
-      finish_search(pool, pair, pair.lo);
-      return;
-    }
-    const std::int64_t lo = pair.lo, hi = pair.hi;
-    const std::int64_t m = candidate_count(lo, hi);
-    if (pair.rounds++ > 0) send_query(pool, pair, lo, hi);
-    pair.answer.resize(static_cast<std::size_t>(2 * m));
+  // Step 1, left PE: i is right iff A[i-1] is not after B[j] and B[j-1] is before A[i]
+  // (j = L - i); every candidate that fails one test moves an end of [lo, hi].
+  void receive_keys(Pool& pool, Pair& pair) {
+    const std::int64_t m = candidate_count(pair.lo, pair.hi);
+    pair.keys.resize(static_cast<std::size_t>(2 * m));
     Pair* p = &pair;
-    layer_.irecv(pool, layer_.root(), pair.answer.data(), static_cast<int>(2 * m), type_,
-                 pair.partner, kReplyTag, [this, p, lo, hi, m, &pool](int, int count) {
-                   if (count != 2 * m) throw Error("internal: co-ranking reply size");
+    layer_.irecv(pool, layer_.root(), pair.keys.data(), static_cast<int>(2 * m), type_,
+                 pair.partner, kKeysTag, [this, p, m, &pool](int, int count) {
+                   if (count != 2 * m) throw Error("internal: co-ranking key count");
                    const T* a = p->src;
-                   const std::int64_t na = p->mine, nb = p->theirs;
+                   const std::int64_t na = p->mine, nb = p->theirs, lo = p->lo, hi = p->hi;
                    std::int64_t new_lo = lo, new_hi = hi;
                    for (std::int64_t t = 0; t < m; ++t) {
                      const std::int64_t i = candidate(lo, hi, t);
                      const std::int64_t j = p->left_share - i;
-                     const T& below = p->answer[static_cast<std::size_t>(2 * t)];
-                     const T& at = p->answer[static_cast<std::size_t>(2 * t + 1)];
+                     const T& below = p->keys[static_cast<std::size_t>(2 * t)];
+                     const T& at = p->keys[static_cast<std::size_t>(2 * t + 1)];
                      const bool too_many = i > 0 && j < nb && less_(at, a[i - 1]);
                      const bool too_few = j > 0 && i < na && !less_(below, a[i]);
                      if (!too_many && !too_few) {
-                       finish_search(pool, *p, i);
-                       return;
+                       new_lo = new_hi = i;
+                       break;
                      }
                      if (too_few) new_lo = std::max(new_lo, i + 1);
                      if (too_many) new_hi = std::min(new_hi, i - 1);
@@ -693,100 +688,89 @@ class Sorter {
                    // A comparator that is not a strict weak order can empty the interval.
                    p->lo = std::min(new_lo, hi);
                    p->hi = std::max(new_hi, p->lo);
-                   search_step(pool, *p);
+                   send_left_run(pool, *p);
                  });
   }
 
-  void finish_search(Pool& pool, Pair& pair, std::int64_t i) {
-    pair.i = i;
-    send_query(pool, pair, -1 - i, 0);
-    exchange_crossing(pool, pair);
-  }
-
-  // Right PE: answers rounds until the final message arrives.
-  void serve(Pool& pool, Pair& pair) {
+  // Step 2, left PE: send A[lo, |A|) (possibly empty: its count tells the right PE lo) and
+  // wait for B[0, j), whose count gives i = L - j.
+  void send_left_run(Pool& pool, Pair& pair) {
+    const std::int64_t na = pair.mine;
+    layer_.isend(pool, layer_.root(), pair.src + pair.lo, static_cast<int>(na - pair.lo), type_,
+                 pair.partner, kTagBase);
+    ++stats_.messages_sent;
+    const std::int64_t capacity = pair.left_share - pair.lo;
+    pair.incoming.resize(static_cast<std::size_t>(capacity));
     Pair* p = &pair;
-    layer_.irecv(pool, layer_.root(), p->incoming_query, 2, MPI_INT64_T, pair.partner, kQueryTag,
-                 [this, p, &pool](int, int count) {
-                   if (count != 2) throw Error("internal: co-ranking query size");
-                   const std::int64_t lo = p->incoming_query[0], hi = p->incoming_query[1];
-                   const std::int64_t nb = p->mine, na = p->theirs;
-                   if (lo < 0) {
-                     const std::int64_t i = -1 - lo;
-                     const std::int64_t j = p->left_share - i;
-                     if (i > na || j < 0 || j > nb) {
-                       throw Error("internal: co-ranking split out of range");
-                     }
-                     p->i = i;
-                     exchange_crossing(pool, *p);
-                     return;
+    layer_.irecv(pool, layer_.root(), pair.incoming.data(), static_cast<int>(capacity), type_,
+                 pair.partner, kTagBase, [this, p](int, int count) {
+                   const std::int64_t i = p->left_share - count;
+                   if (count < 0 || i < p->lo || i > std::min(p->mine, p->left_share)) {
+                     throw Error("internal: base case split out of range");
                    }
-                   if (hi < lo || hi > na || p->left_share - hi < 0 || p->left_share - lo > nb ||
-                       p->replies.size() > static_cast<std::size_t>(kMaxRounds)) {
-                     throw Error("internal: co-ranking query out of range");
-                   }
-                   send_keys(pool, *p, lo, hi);
-                   serve(pool, *p);
+                   p->i = i;
+                   p->incoming.resize(static_cast<std::size_t>(count));
+                   ++stats_.messages_received;
                  });
   }
 
-  // Right PE: B[j-1], B[j] for the candidates of {lo, hi}.
-  void send_keys(Pool& pool, Pair& pair, std::int64_t lo, std::int64_t hi) {
-    const std::int64_t m = candidate_count(lo, hi);
-    const std::int64_t nb = pair.mine;
-    pair.replies.emplace_back(static_cast<std::size_t>(2 * m));
-    std::vector<T>& reply = pair.replies.back();
-    for (std::int64_t t = 0; t < m; ++t) {
-      const std::int64_t j = pair.left_share - candidate(lo, hi, t);
-      if (j > 0) reply[static_cast<std::size_t>(2 * t)] = pair.src[j - 1];
-      if (j < nb) reply[static_cast<std::size_t>(2 * t + 1)] = pair.src[j];
-    }
-    layer_.isend(pool, layer_.root(), reply.data(), static_cast<int>(2 * m), type_, pair.partner,
-                 kReplyTag);
-  }
-
-  // Sends this PE's elements that belong to the partner and receives the partner's.
-  void exchange_crossing(Pool& pool, Pair& pair) {
-    const std::int64_t i = pair.i;
-    const std::int64_t j = pair.left_share - i;
-    const std::int64_t a = size_a(pair);
-    // Left keeps A[0, i), sends A[i, a), receives B[0, j); right keeps B[j, b), sends B[0, j).
-    const T* send = pair.left ? pair.src + i : pair.src;
-    const std::int64_t send_count = pair.left ? a - i : j;
-    const std::int64_t receive_count = pair.left ? j : a - i;
-    if (send_count > 0) {
-      layer_.isend(pool, layer_.root(), send, static_cast<int>(send_count), type_, pair.partner,
-                   kTagBase);
-      ++stats_.messages_sent;
-    }
-    pair.incoming.resize(static_cast<std::size_t>(receive_count));
-    if (receive_count > 0) {
-      layer_.irecv(pool, layer_.root(), pair.incoming.data(), static_cast<int>(receive_count),
-                   type_, pair.partner, kTagBase, [this, receive_count](int, int count) {
-                     if (count != receive_count) throw Error("internal: base case message size");
-                     ++stats_.messages_received;
-                   });
-    }
+  // Steps 2 and 3, right PE: receive A[lo, |A|), find i in [lo, hi] (the first split at which
+  // B[j-1] is before A[i]), send B[0, L - i).
+  void receive_left_run(Pool& pool, Pair& pair) {
+    const std::int64_t na = pair.theirs;
+    const std::int64_t capacity = na - pair.lo;
+    pair.incoming.resize(static_cast<std::size_t>(capacity));
+    Pair* p = &pair;
+    layer_.irecv(pool, layer_.root(), pair.incoming.data(), static_cast<int>(capacity), type_,
+                 pair.partner, kTagBase, [this, p, na, &pool](int, int count) {
+                   if (count < 0 || count > na - p->lo) {
+                     throw Error("internal: base case message size");
+                   }
+                   ++stats_.messages_received;
+                   p->incoming.resize(static_cast<std::size_t>(count));
+                   p->lo = na - count;
+                   const T* window = p->incoming.data();  // window[k - lo] = A[k]
+                   const T* b = p->src;
+                   std::int64_t first = p->lo, last = p->hi;
+                   while (first < last) {
+                     const std::int64_t i = first + (last - first) / 2;
+                     const std::int64_t j = p->left_share - i;
+                     const bool too_few = j > 0 && i < na && !less_(b[j - 1], window[i - p->lo]);
+                     if (too_few) {
+                       first = i + 1;
+                     } else {
+                       last = i;
+                     }
+                   }
+                   p->i = first;
+                   const std::int64_t j = p->left_share - first;
+                   layer_.isend(pool, layer_.root(), b, static_cast<int>(j), type_, p->partner,
+                                kTagBase);
+                   ++stats_.messages_sent;
+                 });
   }
 
   // After every send has completed: merge what this PE keeps with what it received.
   void merge_pair(Pair& pair) {
     const std::int64_t i = pair.i;
     const std::int64_t j = pair.left_share - i;
-    const std::size_t received = pair.incoming.size();
     if (pair.left) {
       // A[0, i) is the head of src; the merged share fills dst[0, L) from the back.
+      const std::size_t received = pair.incoming.size();
       localsort::merge_backward(pair.src, static_cast<std::size_t>(i), pair.incoming.data(),
                                 received, pair.dst, less_);
       stats_.bytes_copied += static_cast<long long>((i + received) * sizeof(T));
     } else {
-      // B[j, b) is the tail of src; the received run of A comes first on ties.
+      // B[j, b) is the tail of src; A[i, |A|) is the received run minus A[lo, i).
+      const std::size_t skip = static_cast<std::size_t>(i - pair.lo);
+      const std::size_t received = pair.incoming.size() - skip;
       const std::size_t kept = static_cast<std::size_t>(pair.mine - j);
-      localsort::merge_forward(pair.incoming.data(), received, pair.src + j, kept, pair.dst,
-                               less_);
+      localsort::merge_forward(pair.incoming.data() + skip, received, pair.src + j, kept,
+                               pair.dst, less_);
       stats_.bytes_copied += static_cast<long long>((received + kept) * sizeof(T));
     }
     std::vector<T>().swap(pair.incoming);
+    std::vector<T>().swap(pair.keys);
   }
 
   void solve_first_level_pair(std::vector<T>& data, std::int64_t n) {
