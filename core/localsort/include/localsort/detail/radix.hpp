@@ -115,6 +115,14 @@ void msd_sort(U* a, U* b, std::size_t n, int shift, T* out) {
       for (std::size_t i = 0; i < n; ++i) out[i] = Map::from_key(a[i]);
       return;
     }
+    // A bucket of equal keys (few distinct values) would otherwise cost one counting pass per
+    // remaining digit; on distinct keys this stops at the second element.
+    std::size_t differ = 1;
+    while (differ < n && a[differ] == a[0]) ++differ;
+    if (differ == n) {
+      for (std::size_t i = 0; i < n; ++i) out[i] = Map::from_key(a[i]);
+      return;
+    }
     std::size_t counts[kBuckets] = {};
     for (std::size_t i = 0; i < n; ++i) ++counts[(a[i] >> shift) & (kBuckets - 1)];
     std::size_t single = kBuckets;
