@@ -49,6 +49,10 @@ struct Config {
   // Added to every global index (a test knob: exercises 64-bit index arithmetic far beyond
   // 2^32 without 2^32 elements). Results do not depend on it.
   std::int64_t index_base = 0;
+  // Checks the result: every PE's output in order, in order across PE boundaries, and the
+  // output a permutation of the input (a 40-bit multiset fingerprint). O(n/p) work, one
+  // neighbour message and one scan-and-broadcast; throws jquick::Error on every PE if not.
+  bool verify = false;
 };
 
 // Per-PE measurements (MPI_Wtime seconds; simulated time under SMPI). Taking them does not

@@ -116,17 +116,23 @@ class Sorter {
   void sort(std::vector<T>& data) {
     if (data.size() > static_cast<std::size_t>(INT64_MAX / 2)) throw Error("input too large");
     clock_.to(kCalculation);
-    long long mine[2] = {static_cast<long long>(data.size()), count_nans(data)};
-    long long prefix[2] = {0, 0}, total[2] = {0, 0};
+    if (config_.verify) fingerprint_ = fingerprint(data.data(), data.size());
+    long long mine[3] = {static_cast<long long>(data.size()), count_nans(data),
+                         reflexive_elements(data)};
+    long long prefix[3] = {0, 0, 0}, total[3] = {0, 0, 0};
     {
       Pool pool;
-      layer_.scan_and_bcast(pool, layer_.root(), mine, prefix, total, 2, [] {});
+      layer_.scan_and_bcast(pool, layer_.root(), mine, prefix, total, 3, [] {});
       while (!pool.empty()) pool.progress();
     }
     if (total[1] > 0) {
       throw Error("the input holds " + std::to_string(total[1]) +
                   " NaN keys, which std::less does not order; remove them or pass "
                   "jquick::NanLastLess<T> to sort them last");
+    }
+    if (total[2] > 0) {
+      throw Error("the comparator is not a strict weak order: comp(x, x) is true for " +
+                  std::to_string(total[2]) + " checked input element(s); nothing was moved");
     }
     const std::int64_t n = total[0];
     layout_ = std::make_unique<Layout>(n, p_, config_.index_base);
@@ -169,6 +175,8 @@ class Sorter {
     data.swap(work_);
     std::vector<T>().swap(work_);
     std::vector<T>().swap(scratch_);
+    // p >= 3: a group that found the comparator broken must tell every PE. With verify: check.
+    if (p_ >= 3 || config_.verify) agree_and_verify(data, n);
   }
 
  private:
@@ -177,12 +185,97 @@ class Sorter {
     std::int64_t index;
   };
 
+  // Guards against comparators that are not strict weak orders (issue 18, class 6). A group
+  // gives up a task (leaving its elements where they are) when its recursion depth or its
+  // pivot retries pass these bounds; both counts are the same on every member, so the whole
+  // group decides alike and no member waits for another. A strict weak order stays far below
+  // them (the depth is about log2 p, a retry needs the pivot to be a group's maximum).
+  static constexpr int kMaxRetries = 32;
+  int depth_limit() const { return 4 * static_cast<int>(std::ceil(std::log2(p_))) + 32; }
+  static constexpr std::uint64_t kFingerprintMask = (std::uint64_t(1) << 40) - 1;
+
+  // comp(x, x) on up to 16 input elements spread over the local data.
+  long long reflexive_elements(const std::vector<T>& data) const {
+    const std::size_t m = data.size();
+    const std::size_t checks = std::min<std::size_t>(m, 16);
+    long long bad = 0;
+    for (std::size_t c = 0; c < checks; ++c) {
+      const T& x = data[c * m / checks];
+      if (less_(x, x)) ++bad;
+    }
+    return bad;
+  }
+
+  // Order-independent hash of the elements' bytes (a sum of per-element hashes mod 2^40).
+  static std::uint64_t fingerprint(const T* first, std::size_t count) {
+    std::uint64_t sum = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+      const unsigned char* bytes = reinterpret_cast<const unsigned char*>(first + i);
+      std::uint64_t h = 0x9e3779b97f4a7c15ULL;
+      for (std::size_t b = 0; b < sizeof(T); ++b) {
+        h ^= bytes[b];
+        h *= 0x100000001b3ULL;
+        h ^= h >> 29;
+      }
+      sum += h ^ (h >> 32);
+    }
+    return sum & kFingerprintMask;
+  }
+
+  void comparator_broken(const std::string& why) {
+    if (broken_.empty()) broken_ = why;
+  }
+
+  // One point-to-point shift of boundary elements (verify only) and one scan-and-broadcast of
+  // three flags over all PEs; every PE throws the same error.
+  void agree_and_verify(const std::vector<T>& result, std::int64_t n) {
+    long long mine[3] = {broken_.empty() ? 0 : 1, 0, 0};
+    if (config_.verify) {
+      if (!std::is_sorted(result.begin(), result.end(), less_)) mine[1] = 1;
+      const std::int64_t next_cap = rank_ + 1 < p_ ? layout_->cap(rank_ + 1) : 0;
+      T boundary = T();
+      Pool pool;
+      if (rank_ > 0 && !result.empty()) {
+        layer_.isend(pool, layer_.root(), result.data(), 1, type_, rank_ - 1, kVerifyTag);
+      }
+      if (next_cap > 0 && !result.empty()) {
+        layer_.irecv(pool, layer_.root(), &boundary, 1, type_, rank_ + 1, kVerifyTag,
+                     [](int, int) {});
+      }
+      while (!pool.empty()) pool.progress();
+      if (next_cap > 0 && !result.empty() && less_(boundary, result.back())) mine[1] = 1;
+      const std::uint64_t out = fingerprint(result.data(), result.size());
+      mine[2] = static_cast<long long>((fingerprint_ - out) & kFingerprintMask);
+    }
+    long long prefix[3] = {0, 0, 0}, total[3] = {0, 0, 0};
+    {
+      Pool pool;
+      layer_.scan_and_bcast(pool, layer_.root(), mine, prefix, total, 3, [] {});
+      while (!pool.empty()) pool.progress();
+    }
+    (void)n;
+    if (total[0] > 0) {
+      throw Error(std::string("the comparator is not a strict weak order (") +
+                  (broken_.empty() ? "found on another PE" : broken_) +
+                  "); the output is a permutation of the input, not sorted");
+    }
+    if (total[1] > 0) {
+      throw Error("verify: the output is not globally sorted (is the comparator a strict weak "
+                  "order?)");
+    }
+    if ((static_cast<std::uint64_t>(total[2]) & kFingerprintMask) != 0) {
+      throw Error("verify: the output is not a permutation of the input (multiset fingerprint "
+                  "differs)");
+    }
+  }
+
   // Data tags (1..8) carry the kind, the level's parity (a fast PE may already send the next
   // level's data while a slow one still receives this level's) and whether the receiver is the
   // group's last PE (which of a janus PE's two groups the data is for). Either is needed where
   // groups share a message channel: the RBC layer's posted receives, and RBC contexts, which
   // two communicators share with tiny probability.
   static constexpr int kTagBase = 9;
+  static constexpr int kVerifyTag = kTagBase + 3;
 
   // A piece of a region that arrived from `source` (a group rank), at `offset` in the region.
   struct Piece {
@@ -205,6 +298,7 @@ class Sorter {
     int first = 0, last = 0;      // group, as ranks of the root communicator
     Comm comm;
     int attempt = 0;
+    int depth = 0;
     bool first_level = false;
     int level = 0;
 
@@ -256,6 +350,18 @@ class Sorter {
 
   std::vector<std::unique_ptr<Task>> run_level(std::vector<std::unique_ptr<Task>>& active,
                                                int level) {
+    // Tasks past the depth or retry bound are given up by their whole group (see above).
+    for (auto& task : active) {
+      const bool too_deep = task->depth > depth_limit();
+      const bool too_many_retries = task->attempt > kMaxRetries;
+      if (!too_deep && !too_many_retries) continue;
+      comparator_broken(too_deep ? "the recursion passed its depth bound"
+                                 : "a group's pivot retries passed their bound");
+      if (!task->first_level) layer_.release(task->comm);
+      task.reset();
+    }
+    active.erase(std::remove(active.begin(), active.end(), nullptr), active.end());
+    if (active.empty()) return {};
     ++stats_.levels;
     if (active.size() > 1) ++stats_.janus_levels;
     if (scratch_.empty() && !active.front()->first_level) scratch_.resize(work_.size());
@@ -327,6 +433,9 @@ class Sorter {
     task.samples.reserve(positions.size());
     for (std::int64_t position : positions) {
       task.samples.push_back(Sample{task.src[position - offset], task.gb + position});
+      if (less_(task.samples.back().key, task.samples.back().key)) {
+        comparator_broken("comp(x, x) was true for a sample");
+      }
     }
     localsort::sort(task.samples.begin(), task.samples.end(),
                     [this](const Sample& a, const Sample& b) { return sample_less(a, b); });
@@ -556,6 +665,7 @@ class Sorter {
       child->ge = c.ge;
       child->first = c.first;
       child->last = c.last;
+      child->depth = creation.parent->depth + 1;
       child->comm = std::move(comm);
       created.push_back(std::move(child));
     }
@@ -828,6 +938,8 @@ class Sorter {
   std::vector<T> work_;
   std::vector<T> scratch_;
   std::vector<Child> base_cases_;
+  std::string broken_;  // why the comparator is known not to be a strict weak order
+  std::uint64_t fingerprint_ = 0;  // of the input (verify)
 };
 
 }  // namespace jquick::detail
