@@ -4,6 +4,7 @@
 //   jquick_mpi_split         JQuick, every level's groups made with MPI_Comm_split
 //   hypercube_rbc            robust hypercube quicksort (RQuick) on RBC
 //   hypercube_mpi            the same, halves made with MPI_Comm_create_group
+//   jquick_rbc_verify        jquick_rbc with Config::verify (the cost of checking the result)
 //   lower_bound              not a sort: the local sort of the n/p elements (localsort) plus
 //                            one exchange of all n/p elements with PE rank^1, the time any
 //                            distributed sort needs at least (issue 17's target is JQuick
@@ -81,6 +82,9 @@ std::vector<double> sort_once(const std::string& impl, std::vector<double>& data
     config.seed = seed;
     if (impl == "jquick_rbc") {
       config.layer = jquick::Layer::rbc;
+    } else if (impl == "jquick_rbc_verify") {
+      config.layer = jquick::Layer::rbc;
+      config.verify = true;
     } else if (impl == "jquick_mpi_create_group") {
       config.layer = jquick::Layer::mpi_create_group;
     } else if (impl == "jquick_mpi_split") {

@@ -8,6 +8,7 @@
 // buckets finish by insertion sort. Uniform keys need about log_256(n / 48) scatter passes
 // (two at n = 2^16), against eight for a least-significant-digit sort of 64-bit keys.
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -163,16 +164,56 @@ void msd_sort(U* a, U* b, std::size_t n, int shift, T* out) {
   }
 }
 
-// Sorts [first, first + n) ascending by Map's keys (Descending folds into the map).
+// Sorts [first, first + n) ascending by Map's keys (Descending folds into the map). The first
+// distribution reads the caller's elements and writes mapped keys into one n-sized buffer;
+// the buckets then recurse with a scratch buffer as large as the largest bucket (about n / 256
+// for spread keys), so the sort allocates about n + n / 256 keys, not 2n.
 template <class T, bool Descending>
 void radix_sort_keys(T* first, std::size_t n) {
   using Map = KeyMap<T, Descending>;
   using U = typename Map::U;
+  int shift = static_cast<int>(8 * sizeof(U)) - kDigitBits;
+  std::size_t counts[kBuckets];
+  while (true) {
+    std::fill(counts, counts + kBuckets, std::size_t(0));
+    for (std::size_t i = 0; i < n; ++i) {
+      ++counts[(Map::to_key(first[i]) >> shift) & (kBuckets - 1)];
+    }
+    bool single = false;
+    for (std::size_t d = 0; d < kBuckets; ++d) {
+      if (counts[d] == n) single = true;
+      if (counts[d] != 0) break;
+    }
+    if (!single) break;
+    if (shift == 0) return;  // all keys equal bit for bit
+    shift -= kDigitBits;
+  }
+  std::size_t offsets[kBuckets];
+  std::size_t sum = 0, largest = 0;
+  for (std::size_t d = 0; d < kBuckets; ++d) {
+    offsets[d] = sum;
+    sum += counts[d];
+    largest = std::max(largest, counts[d]);
+  }
   // Uninitialised buffers: every slot is written before it is read.
-  std::unique_ptr<U[]> keys(new U[2 * n]);
-  for (std::size_t i = 0; i < n; ++i) keys[i] = Map::to_key(first[i]);
-  msd_sort<T, Map, U>(keys.get(), keys.get() + n, n, static_cast<int>(8 * sizeof(U)) - kDigitBits,
-                      first);
+  std::unique_ptr<U[]> keys(new U[n]);
+  for (std::size_t i = 0; i < n; ++i) {
+    const U key = Map::to_key(first[i]);
+    keys[offsets[(key >> shift) & (kBuckets - 1)]++] = key;
+  }
+  std::unique_ptr<U[]> scratch(new U[largest]);
+  std::size_t begin = 0;
+  for (std::size_t d = 0; d < kBuckets; ++d) {
+    const std::size_t count = counts[d];
+    if (count == 0) continue;
+    if (shift == 0) {
+      for (std::size_t i = begin; i < begin + count; ++i) first[i] = Map::from_key(keys[i]);
+    } else {
+      msd_sort<T, Map, U>(keys.get() + begin, scratch.get(), count, shift - kDigitBits,
+                          first + begin);
+    }
+    begin += count;
+  }
 }
 
 }  // namespace localsort::detail
