@@ -14,12 +14,13 @@ namespace localsort {
 template <class T, class Less>
 void merge_forward(const T* a, std::size_t na, const T* b, std::size_t nb, T* out, Less less) {
   std::size_t i = 0, j = 0, k = 0;
+  // Branch-free step (a conditional move): on random keys the branch would mispredict half
+  // the time.
   while (i < na && j < nb) {
-    if (less(b[j], a[i])) {
-      out[k++] = b[j++];
-    } else {
-      out[k++] = a[i++];
-    }
+    const bool take_b = less(b[j], a[i]);
+    out[k++] = take_b ? b[j] : a[i];
+    j += take_b ? 1 : 0;
+    i += take_b ? 0 : 1;
   }
   while (i < na) out[k++] = a[i++];
   while (j < nb) out[k++] = b[j++];
@@ -31,11 +32,10 @@ template <class T, class Less>
 void merge_backward(const T* a, std::size_t na, const T* b, std::size_t nb, T* out, Less less) {
   std::size_t i = na, j = nb, k = na + nb;
   while (i > 0 && j > 0) {
-    if (less(b[j - 1], a[i - 1])) {
-      out[--k] = a[--i];
-    } else {
-      out[--k] = b[--j];
-    }
+    const bool take_a = less(b[j - 1], a[i - 1]);
+    out[--k] = take_a ? a[i - 1] : b[j - 1];
+    i -= take_a ? 1 : 0;
+    j -= take_a ? 0 : 1;
   }
   while (j > 0) out[--k] = b[--j];
   while (i > 0) out[--k] = a[--i];

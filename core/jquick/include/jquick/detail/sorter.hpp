@@ -717,7 +717,10 @@ class Sorter {
     std::int64_t lo = 0, hi = 0;  // the range of i; narrowed by the left PE in step 2
     std::int64_t i = -1;          // the co-rank, once known
     std::vector<T> keys;          // step 1's keys (sent by the right PE, received by the left)
-    std::vector<T> incoming;      // the partner's run: A[lo, |A|) on the right, B[0, j) on the left
+    // The partner's run: A[lo, |A|) on the right, B[0, j) on the left (uninitialised storage:
+    // MPI writes it).
+    std::unique_ptr<T[]> incoming;
+    std::int64_t incoming_count = 0;
   };
 
   std::int64_t size_a(const Pair& pair) const { return pair.left ? pair.mine : pair.theirs; }
@@ -810,16 +813,16 @@ class Sorter {
                  pair.partner, kTagBase);
     ++stats_.messages_sent;
     const std::int64_t capacity = pair.left_share - pair.lo;
-    pair.incoming.resize(static_cast<std::size_t>(capacity));
+    pair.incoming.reset(new T[static_cast<std::size_t>(capacity)]);
     Pair* p = &pair;
-    layer_.irecv(pool, layer_.root(), pair.incoming.data(), static_cast<int>(capacity), type_,
+    layer_.irecv(pool, layer_.root(), pair.incoming.get(), static_cast<int>(capacity), type_,
                  pair.partner, kTagBase, [this, p](int, int count) {
                    const std::int64_t i = p->left_share - count;
                    if (count < 0 || i < p->lo || i > std::min(p->mine, p->left_share)) {
                      throw Error("internal: base case split out of range");
                    }
                    p->i = i;
-                   p->incoming.resize(static_cast<std::size_t>(count));
+                   p->incoming_count = count;
                    ++stats_.messages_received;
                  });
   }
@@ -829,17 +832,17 @@ class Sorter {
   void receive_left_run(Pool& pool, Pair& pair) {
     const std::int64_t na = pair.theirs;
     const std::int64_t capacity = na - pair.lo;
-    pair.incoming.resize(static_cast<std::size_t>(capacity));
+    pair.incoming.reset(new T[static_cast<std::size_t>(capacity)]);
     Pair* p = &pair;
-    layer_.irecv(pool, layer_.root(), pair.incoming.data(), static_cast<int>(capacity), type_,
+    layer_.irecv(pool, layer_.root(), pair.incoming.get(), static_cast<int>(capacity), type_,
                  pair.partner, kTagBase, [this, p, na, &pool](int, int count) {
                    if (count < 0 || count > na - p->lo) {
                      throw Error("internal: base case message size");
                    }
                    ++stats_.messages_received;
-                   p->incoming.resize(static_cast<std::size_t>(count));
+                   p->incoming_count = count;
                    p->lo = na - count;
-                   const T* window = p->incoming.data();  // window[k - lo] = A[k]
+                   const T* window = p->incoming.get();  // window[k - lo] = A[k]
                    const T* b = p->src;
                    std::int64_t first = p->lo, last = p->hi;
                    while (first < last) {
@@ -866,20 +869,20 @@ class Sorter {
     const std::int64_t j = pair.left_share - i;
     if (pair.left) {
       // A[0, i) is the head of src; the merged share fills dst[0, L) from the back.
-      const std::size_t received = pair.incoming.size();
-      localsort::merge_backward(pair.src, static_cast<std::size_t>(i), pair.incoming.data(),
+      const std::size_t received = static_cast<std::size_t>(pair.incoming_count);
+      localsort::merge_backward(pair.src, static_cast<std::size_t>(i), pair.incoming.get(),
                                 received, pair.dst, less_);
       stats_.bytes_copied += static_cast<long long>((i + received) * sizeof(T));
     } else {
       // B[j, b) is the tail of src; A[i, |A|) is the received run minus A[lo, i).
       const std::size_t skip = static_cast<std::size_t>(i - pair.lo);
-      const std::size_t received = pair.incoming.size() - skip;
+      const std::size_t received = static_cast<std::size_t>(pair.incoming_count) - skip;
       const std::size_t kept = static_cast<std::size_t>(pair.mine - j);
-      localsort::merge_forward(pair.incoming.data() + skip, received, pair.src + j, kept,
+      localsort::merge_forward(pair.incoming.get() + skip, received, pair.src + j, kept,
                                pair.dst, less_);
       stats_.bytes_copied += static_cast<long long>((received + kept) * sizeof(T));
     }
-    std::vector<T>().swap(pair.incoming);
+    pair.incoming.reset();
     std::vector<T>().swap(pair.keys);
   }
 
