@@ -13,15 +13,15 @@ Stats sort_doubles(std::vector<double>& data, MPI_Comm comm, const Config& confi
 }
 
 Stats max_stats(const Stats& local, MPI_Comm comm) {
-  double times[7] = {local.total,    local.pivot_selection,       local.partition,
+  double times[8] = {local.total,    local.pivot_selection,       local.partition,
                      local.exchange_calculation, local.exchange, local.communicator_creation,
-                     local.base_cases};
-  long long counts[5] = {local.levels, local.janus_levels, local.retries, local.messages_sent,
-                         local.messages_received};
-  double max_times[7];
-  long long max_counts[5];
-  MPI_Allreduce(times, max_times, 7, MPI_DOUBLE, MPI_MAX, comm);
-  MPI_Allreduce(counts, max_counts, 5, MPI_LONG_LONG, MPI_MAX, comm);
+                     local.base_cases, local.local_sort};
+  long long counts[6] = {local.levels,        local.janus_levels,      local.retries,
+                         local.messages_sent, local.messages_received, local.bytes_copied};
+  double max_times[8];
+  long long max_counts[6];
+  MPI_Allreduce(times, max_times, 8, MPI_DOUBLE, MPI_MAX, comm);
+  MPI_Allreduce(counts, max_counts, 6, MPI_LONG_LONG, MPI_MAX, comm);
   Stats result;
   result.total = max_times[0];
   result.pivot_selection = max_times[1];
@@ -30,11 +30,13 @@ Stats max_stats(const Stats& local, MPI_Comm comm) {
   result.exchange = max_times[4];
   result.communicator_creation = max_times[5];
   result.base_cases = max_times[6];
+  result.local_sort = max_times[7];
   result.levels = static_cast<int>(max_counts[0]);
   result.janus_levels = static_cast<int>(max_counts[1]);
   result.retries = static_cast<int>(max_counts[2]);
   result.messages_sent = max_counts[3];
   result.messages_received = max_counts[4];
+  result.bytes_copied = max_counts[5];
   return result;
 }
 
@@ -64,11 +66,11 @@ std::string describe(const Stats& s) {
   char line[512];
   std::snprintf(line, sizeof line,
                 "total %.6f s | pivot %.6f | partition %.6f | exchange calc %.6f | exchange %.6f "
-                "| comm creation %.6f | base cases %.6f | levels %d (janus %d, retries %d) | "
-                "messages %lld sent %lld received",
+                "| comm creation %.6f | base cases %.6f | local sort %.6f | levels %d (janus %d, "
+                "retries %d) | messages %lld sent %lld received | %lld bytes copied",
                 s.total, s.pivot_selection, s.partition, s.exchange_calculation, s.exchange,
-                s.communicator_creation, s.base_cases, s.levels, s.janus_levels, s.retries,
-                s.messages_sent, s.messages_received);
+                s.communicator_creation, s.base_cases, s.local_sort, s.levels, s.janus_levels,
+                s.retries, s.messages_sent, s.messages_received, s.bytes_copied);
   return line;
 }
 

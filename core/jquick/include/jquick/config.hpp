@@ -49,6 +49,10 @@ struct Config {
   // Added to every global index (a test knob: exercises 64-bit index arithmetic far beyond
   // 2^32 without 2^32 elements). Results do not depend on it.
   std::int64_t index_base = 0;
+  // Checks the result: every PE's output in order, in order across PE boundaries, and the
+  // output a permutation of the input (a 40-bit multiset fingerprint). O(n/p) work, one
+  // neighbour message and one scan-and-broadcast; throws jquick::Error on every PE if not.
+  bool verify = false;
 };
 
 // Per-PE measurements (MPI_Wtime seconds; simulated time under SMPI). Taking them does not
@@ -61,12 +65,19 @@ struct Stats {
   double exchange_calculation = 0;   // scan-and-broadcast of the counts, message plan
   double exchange = 0;               // data exchange until this PE's share has arrived
   double communicator_creation = 0;  // creating (and freeing) group communicators
-  double base_cases = 0;             // deferred 1- and 2-PE base cases, local sorting
+  double base_cases = 0;             // deferred 1- and 2-PE base cases: co-ranking, exchange
+                                     // of the crossing elements, merge
+  double local_sort = 0;             // local sorting (localsort kernels) in the base cases
   int levels = 0;                    // distributed recursion levels this PE took part in
   int janus_levels = 0;              // of those, levels on which it worked for two groups
   int retries = 0;                   // levels repeated because the pivot was a group maximum
   long long messages_sent = 0;       // data-exchange messages (base cases included)
   long long messages_received = 0;
+  // Bytes this PE copied between its own buffers (copies to itself in the exchange, moving a
+  // level's result back, reordering received pieces, base-case merges; not MPI's or the
+  // sorting kernels' internal moves). Divide by n/p * sizeof(T) * (levels + 1) for bytes per
+  // element per level, as bench/sort prints.
+  long long bytes_copied = 0;
 };
 
 // A strict weak order for floating-point keys that also covers NaN: NaNs compare equal to each

@@ -16,6 +16,15 @@
 // - `less` is a strict weak order. Equal elements may end up in any order (the sort is not
 //   stable) but the result is a deterministic function of the input and Config::seed: the same
 //   on Open MPI and SMPI and with every Config::layer.
+// - A comparator that is not a strict weak order (`<=`, always true, random answers) never
+//   crashes, hangs or loses an element. comp(x, x) is tried on up to 16 input elements per PE
+//   before anything moves (if true anywhere: every PE throws jquick::Error, data untouched)
+//   and on every pivot sample; a group gives up a task past a recursion depth of
+//   4 log2 p + 32 or 32 pivot retries; at p >= 3 one scan at the end tells every PE, and all
+//   throw jquick::Error, each holding its share of a permutation of the input (not sorted).
+//   Config::verify additionally checks the result's order and a multiset fingerprint.
+// - Local sorting uses core/localsort: a radix sort for integers, float and double under
+//   std::less / std::greater, a bounds-safe pattern-defeating quicksort otherwise.
 // - NaN: with the default comparator (std::less) a floating-point input containing NaN is
 //   rejected: every PE throws jquick::Error naming the NaN count (std::less is not a strict weak
 //   order there). To sort NaNs (last), pass jquick::NanLastLess<T>().

@@ -20,6 +20,7 @@
 #include "cost/charge.hpp"
 #include "hypercube/options.hpp"
 #include "inputs/rng.hpp"
+#include "localsort/localsort.hpp"
 
 namespace hypercube::detail {
 
@@ -258,7 +259,7 @@ void sort(std::vector<T>& data, Layer top, const Options& options, Less less,
     }
     {
       PhaseClock clock(times.local_sort);
-      std::sort(data.begin(), data.end(), less);
+      localsort::sort(data.data(), data.data() + data.size(), less);
       cost::charge(cost::Kernel::sort, data.size());
     }
 

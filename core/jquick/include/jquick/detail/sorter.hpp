@@ -29,6 +29,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -45,6 +46,8 @@
 #include "jquick/detail/layers.hpp"
 #include "jquick/detail/layout.hpp"
 #include "jquick/detail/random.hpp"
+#include "localsort/localsort.hpp"
+#include "localsort/merge.hpp"
 
 namespace jquick::detail {
 
@@ -55,6 +58,7 @@ enum Phase : int {
   kExchange,
   kCreation,
   kBase,
+  kLocalSort,
   kDone,
 };
 
@@ -78,6 +82,7 @@ class PhaseClock {
       case kExchange: return &stats_.exchange;
       case kCreation: return &stats_.communicator_creation;
       case kBase: return &stats_.base_cases;
+      case kLocalSort: return &stats_.local_sort;
       default: return nullptr;
     }
   }
@@ -112,17 +117,23 @@ class Sorter {
   void sort(std::vector<T>& data) {
     if (data.size() > static_cast<std::size_t>(INT64_MAX / 2)) throw Error("input too large");
     clock_.to(kCalculation);
-    long long mine[2] = {static_cast<long long>(data.size()), count_nans(data)};
-    long long prefix[2] = {0, 0}, total[2] = {0, 0};
+    if (config_.verify) fingerprint_ = fingerprint(data.data(), data.size());
+    long long mine[3] = {static_cast<long long>(data.size()), count_nans(data),
+                         reflexive_elements(data)};
+    long long prefix[3] = {0, 0, 0}, total[3] = {0, 0, 0};
     {
       Pool pool;
-      layer_.scan_and_bcast(pool, layer_.root(), mine, prefix, total, 2, [] {});
+      layer_.scan_and_bcast(pool, layer_.root(), mine, prefix, total, 3, [] {});
       while (!pool.empty()) pool.progress();
     }
     if (total[1] > 0) {
       throw Error("the input holds " + std::to_string(total[1]) +
                   " NaN keys, which std::less does not order; remove them or pass "
                   "jquick::NanLastLess<T> to sort them last");
+    }
+    if (total[2] > 0) {
+      throw Error("the comparator is not a strict weak order: comp(x, x) is true for " +
+                  std::to_string(total[2]) + " checked input element(s); nothing was moved");
     }
     const std::int64_t n = total[0];
     layout_ = std::make_unique<Layout>(n, p_, config_.index_base);
@@ -147,9 +158,10 @@ class Sorter {
       if (p_ <= 2) {
         clock_.to(kBase);
         if (p_ == 1) {
-          std::copy(data.begin(), data.end(), work_.begin());
-          std::sort(work_.begin(), work_.end(), less_);
+          clock_.to(kLocalSort);
+          localsort::sort(data.data(), data.data() + data.size(), less_);
           cost::charge(cost::Kernel::sort, data.size());
+          work_.swap(data);  // swapped back below: no copy
         } else {
           solve_first_level_pair(data, n);
         }
@@ -165,6 +177,8 @@ class Sorter {
     data.swap(work_);
     std::vector<T>().swap(work_);
     std::vector<T>().swap(scratch_);
+    // p >= 3: a group that found the comparator broken must tell every PE. With verify: check.
+    if (p_ >= 3 || config_.verify) agree_and_verify(data, n);
   }
 
  private:
@@ -173,12 +187,97 @@ class Sorter {
     std::int64_t index;
   };
 
+  // Guards against comparators that are not strict weak orders (issue 18, class 6). A group
+  // gives up a task (leaving its elements where they are) when its recursion depth or its
+  // pivot retries pass these bounds; both counts are the same on every member, so the whole
+  // group decides alike and no member waits for another. A strict weak order stays far below
+  // them (the depth is about log2 p, a retry needs the pivot to be a group's maximum).
+  static constexpr int kMaxRetries = 32;
+  int depth_limit() const { return 4 * static_cast<int>(std::ceil(std::log2(p_))) + 32; }
+  static constexpr std::uint64_t kFingerprintMask = (std::uint64_t(1) << 40) - 1;
+
+  // comp(x, x) on up to 16 input elements spread over the local data.
+  long long reflexive_elements(const std::vector<T>& data) const {
+    const std::size_t m = data.size();
+    const std::size_t checks = std::min<std::size_t>(m, 16);
+    long long bad = 0;
+    for (std::size_t c = 0; c < checks; ++c) {
+      const T& x = data[c * m / checks];
+      if (less_(x, x)) ++bad;
+    }
+    return bad;
+  }
+
+  // Order-independent hash of the elements' bytes (a sum of per-element hashes mod 2^40).
+  static std::uint64_t fingerprint(const T* first, std::size_t count) {
+    std::uint64_t sum = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+      const unsigned char* bytes = reinterpret_cast<const unsigned char*>(first + i);
+      std::uint64_t h = 0x9e3779b97f4a7c15ULL;
+      for (std::size_t b = 0; b < sizeof(T); ++b) {
+        h ^= bytes[b];
+        h *= 0x100000001b3ULL;
+        h ^= h >> 29;
+      }
+      sum += h ^ (h >> 32);
+    }
+    return sum & kFingerprintMask;
+  }
+
+  void comparator_broken(const std::string& why) {
+    if (broken_.empty()) broken_ = why;
+  }
+
+  // One point-to-point shift of boundary elements (verify only) and one scan-and-broadcast of
+  // three flags over all PEs; every PE throws the same error.
+  void agree_and_verify(const std::vector<T>& result, std::int64_t n) {
+    long long mine[3] = {broken_.empty() ? 0 : 1, 0, 0};
+    if (config_.verify) {
+      if (!std::is_sorted(result.begin(), result.end(), less_)) mine[1] = 1;
+      const std::int64_t next_cap = rank_ + 1 < p_ ? layout_->cap(rank_ + 1) : 0;
+      T boundary = T();
+      Pool pool;
+      if (rank_ > 0 && !result.empty()) {
+        layer_.isend(pool, layer_.root(), result.data(), 1, type_, rank_ - 1, kVerifyTag);
+      }
+      if (next_cap > 0 && !result.empty()) {
+        layer_.irecv(pool, layer_.root(), &boundary, 1, type_, rank_ + 1, kVerifyTag,
+                     [](int, int) {});
+      }
+      while (!pool.empty()) pool.progress();
+      if (next_cap > 0 && !result.empty() && less_(boundary, result.back())) mine[1] = 1;
+      const std::uint64_t out = fingerprint(result.data(), result.size());
+      mine[2] = static_cast<long long>((fingerprint_ - out) & kFingerprintMask);
+    }
+    long long prefix[3] = {0, 0, 0}, total[3] = {0, 0, 0};
+    {
+      Pool pool;
+      layer_.scan_and_bcast(pool, layer_.root(), mine, prefix, total, 3, [] {});
+      while (!pool.empty()) pool.progress();
+    }
+    (void)n;
+    if (total[0] > 0) {
+      throw Error(std::string("the comparator is not a strict weak order (") +
+                  (broken_.empty() ? "found on another PE" : broken_) +
+                  "); the output is a permutation of the input, not sorted");
+    }
+    if (total[1] > 0) {
+      throw Error("verify: the output is not globally sorted (is the comparator a strict weak "
+                  "order?)");
+    }
+    if ((static_cast<std::uint64_t>(total[2]) & kFingerprintMask) != 0) {
+      throw Error("verify: the output is not a permutation of the input (multiset fingerprint "
+                  "differs)");
+    }
+  }
+
   // Data tags (1..8) carry the kind, the level's parity (a fast PE may already send the next
   // level's data while a slow one still receives this level's) and whether the receiver is the
   // group's last PE (which of a janus PE's two groups the data is for). Either is needed where
   // groups share a message channel: the RBC layer's posted receives, and RBC contexts, which
   // two communicators share with tiny probability.
   static constexpr int kTagBase = 9;
+  static constexpr int kVerifyTag = kTagBase + 3;
 
   // A piece of a region that arrived from `source` (a group rank), at `offset` in the region.
   struct Piece {
@@ -201,6 +300,7 @@ class Sorter {
     int first = 0, last = 0;      // group, as ranks of the root communicator
     Comm comm;
     int attempt = 0;
+    int depth = 0;
     bool first_level = false;
     int level = 0;
 
@@ -252,6 +352,18 @@ class Sorter {
 
   std::vector<std::unique_ptr<Task>> run_level(std::vector<std::unique_ptr<Task>>& active,
                                                int level) {
+    // Tasks past the depth or retry bound are given up by their whole group (see above).
+    for (auto& task : active) {
+      const bool too_deep = task->depth > depth_limit();
+      const bool too_many_retries = task->attempt > kMaxRetries;
+      if (!too_deep && !too_many_retries) continue;
+      comparator_broken(too_deep ? "the recursion passed its depth bound"
+                                 : "a group's pivot retries passed their bound");
+      if (!task->first_level) layer_.release(task->comm);
+      task.reset();
+    }
+    active.erase(std::remove(active.begin(), active.end(), nullptr), active.end());
+    if (active.empty()) return {};
     ++stats_.levels;
     if (active.size() > 1) ++stats_.janus_levels;
     if (scratch_.empty() && !active.front()->first_level) scratch_.resize(work_.size());
@@ -266,6 +378,7 @@ class Sorter {
     for (auto& task : active) {
       if (!task->degenerate && !task->first_level && task->t1 > task->t0) {
         std::copy(task->dst, task->dst + (task->t1 - task->t0), task->src);
+        stats_.bytes_copied += static_cast<long long>((task->t1 - task->t0) * sizeof(T));
         cost::charge(cost::Kernel::copy, static_cast<std::size_t>(task->t1 - task->t0));
       }
     }
@@ -323,9 +436,12 @@ class Sorter {
     task.samples.reserve(positions.size());
     for (std::int64_t position : positions) {
       task.samples.push_back(Sample{task.src[position - offset], task.gb + position});
+      if (less_(task.samples.back().key, task.samples.back().key)) {
+        comparator_broken("comp(x, x) was true for a sample");
+      }
     }
-    std::sort(task.samples.begin(), task.samples.end(),
-              [this](const Sample& a, const Sample& b) { return sample_less(a, b); });
+    localsort::sort(task.samples.begin(), task.samples.end(),
+                    [this](const Sample& a, const Sample& b) { return sample_less(a, b); });
     cost::charge(cost::Kernel::sort, task.samples.size());
     task.gathered.assign(LayerT::rank(task.comm) == 0 ? static_cast<std::size_t>(task.k) : 0,
                          Sample{});
@@ -423,6 +539,7 @@ class Sorter {
           Region& region = task.regions[kind];
           std::copy(task.src + offset, task.src + offset + piece,
                     task.dst + (region.begin - task.t0) + region.filled);
+          stats_.bytes_copied += static_cast<long long>(piece * sizeof(T));
           cost::charge(cost::Kernel::copy, static_cast<std::size_t>(piece));
           region.pieces.push_back(Piece{rank_ - task.first, region.filled, piece});
           region.filled += piece;
@@ -484,6 +601,7 @@ class Sorter {
       ordered.insert(ordered.end(), base + piece.offset, base + piece.offset + piece.count);
     }
     std::copy(ordered.begin(), ordered.end(), base);
+    stats_.bytes_copied += static_cast<long long>(2 * ordered.size() * sizeof(T));
     cost::charge(cost::Kernel::copy, 2 * ordered.size());
   }
 
@@ -554,6 +672,7 @@ class Sorter {
       child->ge = c.ge;
       child->first = c.first;
       child->last = c.last;
+      child->depth = creation.parent->depth + 1;
       child->comm = std::move(comm);
       created.push_back(std::move(child));
     }
@@ -578,56 +697,205 @@ class Sorter {
 
   // ------------------------------------------------------------------------------ base cases
 
+  // A base case on two PEs moves only the elements that cross (item 2 of issue 17). The left
+  // PE holds A, the right PE B; the left PE keeps the first L elements of the pair in merged
+  // order (ties: A first), that is A[0, i) and B[0, L - i) for the co-rank i. Both PEs sort
+  // their elements, then (1.5 round trips in all):
+  //   1. right -> left: B[j-1], B[j] for K candidate splits spread over the range where i can
+  //      lie (both PEs know it: max(0, L - |B|) .. min(|A|, L)), sent unasked;
+  //   2. left -> right: the left PE narrows i to [lo, hi] (at most range / K wide) and sends
+  //      A[lo, |A|): what crosses plus the few elements whose side it could not decide;
+  //   3. right -> left: the right PE, now holding A[lo, hi), finds i by binary search and
+  //      sends B[0, L - i); the left PE reads i from that count.
+  // Each PE then merges the run it received into what it keeps. A comparator that is not a
+  // strict weak order can only move i within its range, never out of it, and each PE takes i
+  // from what the other actually sent, so counts always match.
+  static constexpr int kKeysTag = kTagBase + 1;
+  static constexpr std::int64_t kCandidates = 512;
+
   struct Pair {
-    const T* src;
-    std::int64_t mine;
-    std::int64_t theirs;
-    bool left;
-    std::int64_t left_share;
-    T* dst;
-    int partner;
-    std::vector<T> combined;
+    T* src = nullptr;             // this PE's elements (sorted in place first)
+    std::int64_t mine = 0;        // how many
+    std::int64_t theirs = 0;      // how many the partner holds
+    bool left = false;            // this PE is the pair's left PE (holds A; the partner B)
+    std::int64_t left_share = 0;  // L: how many elements of the pair the left PE keeps
+    T* dst = nullptr;             // where this PE's share goes (may equal src)
+    int partner = 0;
+    std::int64_t lo = 0, hi = 0;  // the range of i; narrowed by the left PE in step 2
+    std::int64_t i = -1;          // the co-rank, once known
+    std::vector<T> keys;          // step 1's keys (sent by the right PE, received by the left)
+    // The partner's run: A[lo, |A|) on the right, B[0, j) on the left (uninitialised storage:
+    // MPI writes it).
+    std::unique_ptr<T[]> incoming;
+    std::int64_t incoming_count = 0;
   };
 
-  // Both PEs get all elements of the pair in the same order, select the boundary element with
-  // nth_element (identical on both) and keep exactly their share.
+  std::int64_t size_a(const Pair& pair) const { return pair.left ? pair.mine : pair.theirs; }
+  std::int64_t size_b(const Pair& pair) const { return pair.left ? pair.theirs : pair.mine; }
+
+  // The candidate splits for step 1, computed alike on both PEs.
+  static std::int64_t candidate_count(std::int64_t lo, std::int64_t hi) {
+    return std::min(kCandidates, hi - lo + 1);
+  }
+  static std::int64_t candidate(std::int64_t lo, std::int64_t hi, std::int64_t t) {
+    const std::int64_t m = candidate_count(lo, hi);
+    return m == 1 ? lo : lo + (t * (hi - lo)) / (m - 1);
+  }
+
   void solve_pairs(std::vector<Pair>& pairs) {
+    clock_.to(kLocalSort);
+    for (Pair& pair : pairs) {
+      localsort::sort(pair.src, pair.src + pair.mine, less_);
+      cost::charge(cost::Kernel::sort, static_cast<std::size_t>(pair.mine));
+    }
+    clock_.to(kBase);
     Pool pool;
     for (Pair& pair : pairs) {
-      pair.combined.resize(static_cast<std::size_t>(pair.mine + pair.theirs));
-      std::copy(pair.src, pair.src + pair.mine,
-                pair.combined.begin() + (pair.left ? 0 : pair.theirs));
-      cost::charge(cost::Kernel::copy, static_cast<std::size_t>(pair.mine));
-      if (pair.mine > 0) {
-        layer_.isend(pool, layer_.root(), pair.src, static_cast<int>(pair.mine), type_,
-                     pair.partner, kTagBase);
-        ++stats_.messages_sent;
-      }
-      if (pair.theirs > 0) {
-        layer_.irecv(pool, layer_.root(), pair.combined.data() + (pair.left ? pair.mine : 0),
-                     static_cast<int>(pair.theirs), type_, pair.partner, kTagBase,
-                     [this, theirs = pair.theirs](int, int count) {
-                       if (count != theirs) throw Error("internal: base case message size");
-                       ++stats_.messages_received;
-                     });
+      pair.lo = std::max<std::int64_t>(0, pair.left_share - size_b(pair));
+      pair.hi = std::min(size_a(pair), pair.left_share);
+      if (pair.left) {
+        if (pair.lo < pair.hi) {
+          receive_keys(pool, pair);
+        } else {
+          send_left_run(pool, pair);
+        }
+      } else {
+        if (pair.lo < pair.hi) send_keys(pool, pair);
+        receive_left_run(pool, pair);
       }
     }
     while (!pool.empty()) pool.progress();
-    for (Pair& pair : pairs) {
-      auto begin = pair.combined.begin();
-      auto middle = begin + pair.left_share;
-      auto end = pair.combined.end();
-      std::nth_element(begin, middle, end, less_);
-      cost::charge(cost::Kernel::select, pair.combined.size());
-      if (pair.left) {
-        std::copy(begin, middle, pair.dst);
-      } else {
-        std::copy(middle, end, pair.dst);
-      }
-      const std::int64_t kept = pair.left ? pair.left_share : (end - middle);
-      std::sort(pair.dst, pair.dst + kept, less_);
-      cost::charge(cost::Kernel::sort, static_cast<std::size_t>(kept));
+    for (Pair& pair : pairs) merge_pair(pair);
+  }
+
+  // Step 1, right PE.
+  void send_keys(Pool& pool, Pair& pair) {
+    const std::int64_t m = candidate_count(pair.lo, pair.hi);
+    const std::int64_t nb = pair.mine;
+    pair.keys.assign(static_cast<std::size_t>(2 * m), T());
+    for (std::int64_t t = 0; t < m; ++t) {
+      const std::int64_t j = pair.left_share - candidate(pair.lo, pair.hi, t);
+      if (j > 0) pair.keys[static_cast<std::size_t>(2 * t)] = pair.src[j - 1];
+      if (j < nb) pair.keys[static_cast<std::size_t>(2 * t + 1)] = pair.src[j];
     }
+    layer_.isend(pool, layer_.root(), pair.keys.data(), static_cast<int>(2 * m), type_,
+                 pair.partner, kKeysTag);
+  }
+
+  // Step 1, left PE: i is right iff A[i-1] is not after B[j] and B[j-1] is before A[i]
+  // (j = L - i); every candidate that fails one test moves an end of [lo, hi].
+  void receive_keys(Pool& pool, Pair& pair) {
+    const std::int64_t m = candidate_count(pair.lo, pair.hi);
+    pair.keys.resize(static_cast<std::size_t>(2 * m));
+    Pair* p = &pair;
+    layer_.irecv(pool, layer_.root(), pair.keys.data(), static_cast<int>(2 * m), type_,
+                 pair.partner, kKeysTag, [this, p, m, &pool](int, int count) {
+                   if (count != 2 * m) throw Error("internal: co-ranking key count");
+                   const T* a = p->src;
+                   const std::int64_t na = p->mine, nb = p->theirs, lo = p->lo, hi = p->hi;
+                   std::int64_t new_lo = lo, new_hi = hi;
+                   for (std::int64_t t = 0; t < m; ++t) {
+                     const std::int64_t i = candidate(lo, hi, t);
+                     const std::int64_t j = p->left_share - i;
+                     const T& below = p->keys[static_cast<std::size_t>(2 * t)];
+                     const T& at = p->keys[static_cast<std::size_t>(2 * t + 1)];
+                     const bool too_many = i > 0 && j < nb && less_(at, a[i - 1]);
+                     const bool too_few = j > 0 && i < na && !less_(below, a[i]);
+                     if (!too_many && !too_few) {
+                       new_lo = new_hi = i;
+                       break;
+                     }
+                     if (too_few) new_lo = std::max(new_lo, i + 1);
+                     if (too_many) new_hi = std::min(new_hi, i - 1);
+                   }
+                   // A comparator that is not a strict weak order can empty the interval.
+                   p->lo = std::min(new_lo, hi);
+                   p->hi = std::max(new_hi, p->lo);
+                   send_left_run(pool, *p);
+                 });
+  }
+
+  // Step 2, left PE: send A[lo, |A|) (possibly empty: its count tells the right PE lo) and
+  // wait for B[0, j), whose count gives i = L - j.
+  void send_left_run(Pool& pool, Pair& pair) {
+    const std::int64_t na = pair.mine;
+    layer_.isend(pool, layer_.root(), pair.src + pair.lo, static_cast<int>(na - pair.lo), type_,
+                 pair.partner, kTagBase);
+    ++stats_.messages_sent;
+    const std::int64_t capacity = pair.left_share - pair.lo;
+    pair.incoming.reset(new T[static_cast<std::size_t>(capacity)]);
+    Pair* p = &pair;
+    layer_.irecv(pool, layer_.root(), pair.incoming.get(), static_cast<int>(capacity), type_,
+                 pair.partner, kTagBase, [this, p](int, int count) {
+                   const std::int64_t i = p->left_share - count;
+                   if (count < 0 || i < p->lo || i > std::min(p->mine, p->left_share)) {
+                     throw Error("internal: base case split out of range");
+                   }
+                   p->i = i;
+                   p->incoming_count = count;
+                   ++stats_.messages_received;
+                 });
+  }
+
+  // Steps 2 and 3, right PE: receive A[lo, |A|), find i in [lo, hi] (the first split at which
+  // B[j-1] is before A[i]), send B[0, L - i).
+  void receive_left_run(Pool& pool, Pair& pair) {
+    const std::int64_t na = pair.theirs;
+    const std::int64_t capacity = na - pair.lo;
+    pair.incoming.reset(new T[static_cast<std::size_t>(capacity)]);
+    Pair* p = &pair;
+    layer_.irecv(pool, layer_.root(), pair.incoming.get(), static_cast<int>(capacity), type_,
+                 pair.partner, kTagBase, [this, p, na, &pool](int, int count) {
+                   if (count < 0 || count > na - p->lo) {
+                     throw Error("internal: base case message size");
+                   }
+                   ++stats_.messages_received;
+                   p->incoming_count = count;
+                   p->lo = na - count;
+                   const T* window = p->incoming.get();  // window[k - lo] = A[k]
+                   const T* b = p->src;
+                   std::int64_t first = p->lo, last = p->hi;
+                   while (first < last) {
+                     const std::int64_t i = first + (last - first) / 2;
+                     const std::int64_t j = p->left_share - i;
+                     const bool too_few = j > 0 && i < na && !less_(b[j - 1], window[i - p->lo]);
+                     if (too_few) {
+                       first = i + 1;
+                     } else {
+                       last = i;
+                     }
+                   }
+                   p->i = first;
+                   const std::int64_t j = p->left_share - first;
+                   layer_.isend(pool, layer_.root(), b, static_cast<int>(j), type_, p->partner,
+                                kTagBase);
+                   ++stats_.messages_sent;
+                 });
+  }
+
+  // After every send has completed: merge what this PE keeps with what it received.
+  void merge_pair(Pair& pair) {
+    const std::int64_t i = pair.i;
+    const std::int64_t j = pair.left_share - i;
+    if (pair.left) {
+      // A[0, i) is the head of src; the merged share fills dst[0, L) from the back.
+      const std::size_t received = static_cast<std::size_t>(pair.incoming_count);
+      localsort::merge_backward(pair.src, static_cast<std::size_t>(i), pair.incoming.get(),
+                                received, pair.dst, less_);
+      stats_.bytes_copied += static_cast<long long>((i + received) * sizeof(T));
+      cost::charge(cost::Kernel::merge, static_cast<std::size_t>(i) + received);
+    } else {
+      // B[j, b) is the tail of src; A[i, |A|) is the received run minus A[lo, i).
+      const std::size_t skip = static_cast<std::size_t>(i - pair.lo);
+      const std::size_t received = static_cast<std::size_t>(pair.incoming_count) - skip;
+      const std::size_t kept = static_cast<std::size_t>(pair.mine - j);
+      localsort::merge_forward(pair.incoming.get() + skip, received, pair.src + j, kept,
+                               pair.dst, less_);
+      stats_.bytes_copied += static_cast<long long>((received + kept) * sizeof(T));
+      cost::charge(cost::Kernel::merge, received + kept);
+    }
+    pair.incoming.reset();
+    std::vector<T>().swap(pair.keys);
   }
 
   void solve_first_level_pair(std::vector<T>& data, std::int64_t n) {
@@ -646,9 +914,11 @@ class Sorter {
   void solve_base_cases() {
     clock_.to(kBase);
     std::vector<Pair> pairs;
+    pairs.reserve(base_cases_.size());
     for (const Child& c : base_cases_) {
       if (c.first == c.last) continue;
-      Pair pair;
+      pairs.emplace_back();
+      Pair& pair = pairs.back();
       const std::int64_t lo = std::max(c.gb, my_start_);
       const std::int64_t hi = std::min(c.ge, my_end_);
       pair.src = work_.data() + (lo - my_start_);
@@ -658,12 +928,12 @@ class Sorter {
       pair.left = rank_ == c.first;
       pair.partner = pair.left ? c.last : c.first;
       pair.left_share = std::min(c.ge, layout_->end(c.first)) - c.gb;
-      pairs.push_back(std::move(pair));
     }
     solve_pairs(pairs);
+    clock_.to(kLocalSort);
     for (const Child& c : base_cases_) {
       if (c.first != c.last) continue;
-      std::sort(work_.data() + (c.gb - my_start_), work_.data() + (c.ge - my_start_), less_);
+      localsort::sort(work_.data() + (c.gb - my_start_), work_.data() + (c.ge - my_start_), less_);
       cost::charge(cost::Kernel::sort, static_cast<std::size_t>(c.ge - c.gb));
     }
   }
@@ -684,6 +954,8 @@ class Sorter {
   std::vector<T> work_;
   std::vector<T> scratch_;
   std::vector<Child> base_cases_;
+  std::string broken_;  // why the comparator is known not to be a strict weak order
+  std::uint64_t fingerprint_ = 0;  // of the input (verify)
 };
 
 }  // namespace jquick::detail
