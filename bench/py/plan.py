@@ -8,7 +8,7 @@ and MPI_Scan is linear per PE; running them at 2^15 ranks would take days of wal
 """
 
 # Every benchmark, in the order they run.
-BENCHMARKS = ["comm_create", "overlap", "collectives", "split_bcast", "sort", "merge"]
+BENCHMARKS = ["comm_create", "overlap", "p2p", "collectives", "split_bcast", "sort", "merge"]
 
 # Benchmarks whose simulated time includes host CPU time (smpi/simulate-computation:yes, charged
 # 1:1 on one modelled core): sorting, whose local work (sorting, partitioning, merging) matters.
@@ -112,6 +112,8 @@ def quick():
     jobs.append(Job("merge", "mpi", mpi_p, ["--nps=10000", "--b-factor=2"] + reps))
     jobs.append(Job("overlap", "mpi", mpi_p, reps))
     jobs.append(Job("collectives", "mpi", mpi_p, reps + ["--sizes=1,4096"]))
+    jobs.append(Job("p2p", "mpi", 2, ["--warmup=2", "--reps=9", "--sizes=8,1024,65536"]))
+    jobs.append(Job("p2p", "smpi", 2, ["--warmup=1", "--reps=3", "--sizes=8,1024,65536"]))
     jobs.append(Job("split_bcast", "mpi", mpi_p, reps + ["--sizes=1"]))
     jobs.append(Job("sort", "mpi", mpi_p, reps + ["--nps=1,1024", "--distributions=uniform",
                                                    "--impls=jquick_rbc,jquick_mpi_create_group,hypercube_rbc"]))

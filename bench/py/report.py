@@ -441,6 +441,29 @@ def section_collectives(d, plot, draw):
     return out
 
 
+def section_p2p(d, plot, draw):
+    """Ping-pong RBC vs MPI: what RBC's isolation (an envelope with the communicator's exact key
+    on every message, core/rbc/src/wire.hpp) costs over the library's own send and receive."""
+    out = []
+    if not d.select(benchmark="p2p"):
+        return out
+    out.append("## Point-to-point: the cost of RBC's isolation\n")
+    out.append("Half a ping-pong round trip between ranks 0 and 1, RBC (`rbc::send`/`rbc::recv`, every "
+               "message carries its communicator's exact key in an envelope) vs the MPI library's "
+               "`MPI_Send`/`MPI_Recv`. Issue 16's target: RBC adds at most 10% (8 B) and 2% (64 KiB) to the library's ping-pong.\n")
+    rows = []
+    for p in d.values("p", benchmark="p2p"):
+        for n in d.values("n", benchmark="p2p", p=p):
+            rbc = d.median(benchmark="p2p", variant="pingpong", n=n, implementation="rbc", p=p)
+            mpi = d.median(benchmark="p2p", variant="pingpong", n=n, implementation="mpi", p=p)
+            r = ratio(rbc, mpi)
+            limit = 1.10 if n <= 8 else 1.02 if n >= 65536 else None
+            verdict = "" if r is None or limit is None else ("met" if r <= limit else "not met")
+            rows.append([fmt_p(p), n, fmt_time(rbc), fmt_time(mpi), fmt_ratio(r), verdict])
+    out.append(md_table(["p", "bytes", "rbc", "mpi", "rbc / mpi", "target"], rows) + "\n")
+    return out
+
+
 def section_split_bcast(d, plot, draw):
     out = []
     if not d.select(benchmark="split_bcast"):
@@ -712,7 +735,8 @@ def generate(paths, out_dir, failures=None, snapshot=None):
             continue
         lines += [f"# {title}", ""]
         plot.prefix = real[1] if real else ""
-        for section in (section_comm_create, section_overlap, section_collectives, section_split_bcast, section_sort,
+        for section in (section_comm_create, section_overlap, section_p2p, section_collectives, section_split_bcast,
+                        section_sort,
                         section_merge):
             part = section(data, plot, draw)
             if part and real:
