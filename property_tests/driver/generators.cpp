@@ -137,7 +137,7 @@ rc::Gen<Message> gen_message(const std::vector<int>& sizes, int rounds, int tags
     m.comm = *rc::gen::inRange(0, static_cast<int>(sizes.size()));
     m.src = *rc::gen::inRange(0, sizes[m.comm]);
     m.dst = *rc::gen::inRange(0, sizes[m.comm]);
-    m.tag = *rc::gen::inRange(0, 10) == 0 ? 8191 : *rc::gen::inRange(0, tags);
+    m.tag = *rc::gen::inRange(0, 10) == 0 ? 32767 : *rc::gen::inRange(0, tags);
     const bool large = large_counts && *rc::gen::inRange(0, 5) == 0;
     m.count = large ? *rc::gen::inRange(1000, 20001) : *rc::gen::inRange(1, 9);
     m.any_source = *rc::gen::arbitrary<bool>();
