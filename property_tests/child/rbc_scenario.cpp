@@ -740,12 +740,15 @@ class Runner {
           break;
         }
         case props::Coll::kReduce: MPI_Reduce(b.send.data(), b.ref_recv.data(), n, t.type, op, o.root, ref); break;
-        case props::Coll::kAllreduce: MPI_Allreduce(b.send.data(), b.ref_recv.data(), n, t.type, op, ref); break;
+        case props::Coll::kAllreduce:
+          if (n > 0) MPI_Allreduce(b.send.data(), b.ref_recv.data(), n, t.type, op, ref);
+          break;
         case props::Coll::kScan: reference_scan(b.send, b.ref_recv, n, t, op, ref, false); break;
         case props::Coll::kExscan: reference_scan(b.send, b.ref_recv, n, t, op, ref, true); break;
         case props::Coll::kScanAndBcast:
           reference_scan(b.send, b.ref_recv, n, t, op, ref, false);
-          MPI_Allreduce(b.send.data(), b.ref_total.data(), n, t.type, op, ref);
+          // SMPI 3.32's default allreduce divides by the count: nothing to reduce for 0 anyway.
+          if (n > 0) MPI_Allreduce(b.send.data(), b.ref_total.data(), n, t.type, op, ref);
           break;
         case props::Coll::kGather: MPI_Gather(b.send.data(), n, t.type, b.ref_recv.data(), n, t.type, o.root, ref); break;
         case props::Coll::kGatherv:

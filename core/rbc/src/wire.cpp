@@ -66,7 +66,14 @@ std::string describe(std::uint64_t signature) {
 // Errors MPI itself does not see (a message larger than the receive) go through the
 // communicator's error handler first, as MPI's own would, then throw if the handler returns.
 [[noreturn]] void raise(MPI_Comm comm, int error_class, const std::string& what) {
-  MPI_Comm_call_errhandler(comm, error_class);
+  MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
+  MPI_Comm_get_errhandler(comm, &handler);
+  // MPI_ERRORS_RETURN only asks for the error to come back, which the exception does (and
+  // SMPI 3.32 crashes when it is called through MPI_Comm_call_errhandler).
+  if (handler != MPI_ERRORS_RETURN) MPI_Comm_call_errhandler(comm, error_class);
+  if (handler != MPI_ERRORS_RETURN && handler != MPI_ERRORS_ARE_FATAL && handler != MPI_ERRHANDLER_NULL) {
+    MPI_Errhandler_free(&handler);
+  }
   throw Error(what, error_class);
 }
 

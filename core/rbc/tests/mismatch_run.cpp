@@ -27,6 +27,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: mismatch_run barrier_vs_bcast|count\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
+  // Keep every rank alive until the mismatch is reported (under SMPI a send to a rank that has
+  // finalized aborts the simulation with a message of its own).
+  MPI_Barrier(MPI_COMM_WORLD);
   std::printf("rank %d: no mismatch detected\n", world.rank());
   MPI_Finalize();
   return 0;
