@@ -602,7 +602,16 @@ class Runner {
     if (varied) {
       const int* counts = pd->counts.data();
       const int* displs = pd->displs.data();
-      if (n > 0) MPI_Allgatherv(send, mine, t.type, expected, counts, displs, t.type, lc.reference());
+      if (n > 0 && s == 1) {
+        // MPICH 4.0.2's MPI_Allgatherv on one rank ignores the displacement (writes at 0): the
+        // reference is the copy itself.
+        MPI_Aint lb = 0, extent = 0;
+        MPI_Type_get_extent(t.type, &lb, &extent);
+        MPI_Sendrecv(send, mine, t.type, 0, 0, static_cast<char*>(expected) + displs[0] * extent, mine, t.type, 0, 0,
+                     MPI_COMM_SELF, MPI_STATUS_IGNORE);
+      } else if (n > 0) {
+        MPI_Allgatherv(send, mine, t.type, expected, counts, displs, t.type, lc.reference());
+      }
       if (nb)
         pd->request = rbc::iallgatherv(send, mine, t.type, got, counts, displs, t.type, c);
       else
