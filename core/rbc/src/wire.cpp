@@ -138,6 +138,25 @@ int pack_payload(const void* buf, int count, MPI_Datatype type, Bytes& wire, int
   return position - envelope_bytes;
 }
 
+// Copies a small message's payload (`size`: the receive type's size) into the receive buffer;
+// returns the delivered status (source, user tag, payload bytes).
+MPI_Status unpack_small(const Transit& t, const Envelope& e, int size, int source, const char* payload) {
+  const int elements = size > 0 ? static_cast<int>(e.bytes / static_cast<std::uint64_t>(size)) : 0;
+  if (elements > 0 && contiguous(t.type, size)) {
+    std::memcpy(t.buf, payload, static_cast<std::size_t>(elements) * static_cast<std::size_t>(size));
+  } else if (elements > 0) {
+    int position = 0;
+    check_mpi(MPI_Unpack(payload, static_cast<int>(e.bytes), &position, t.buf, elements, t.type, MPI_COMM_SELF),
+              "MPI_Unpack");
+  }
+  MPI_Status status{};
+  status.MPI_SOURCE = source;
+  status.MPI_TAG = t.label.tag;
+  status.MPI_ERROR = MPI_SUCCESS;
+  MPI_Status_set_elements(&status, MPI_BYTE, static_cast<int>(e.bytes));
+  return status;
+}
+
 // The receive in op's slot `index` takes the message with envelope `e` from `source`.
 void accept(Operation& op, std::size_t index, const Envelope& e, int source, const char* payload) {
   Transit& t = op.transits()[index];
@@ -199,19 +218,7 @@ void accept(Operation& op, std::size_t index, const Envelope& e, int source, con
               "MPI_Irecv");
     return;
   }
-  const int elements = size > 0 ? static_cast<int>(e.bytes / static_cast<std::uint64_t>(size)) : 0;
-  if (elements > 0 && contiguous(t.type, size)) {
-    std::memcpy(t.buf, payload, static_cast<std::size_t>(elements) * static_cast<std::size_t>(size));
-  } else if (elements > 0) {
-    int position = 0;
-    check_mpi(MPI_Unpack(payload, static_cast<int>(e.bytes), &position, t.buf, elements, t.type, MPI_COMM_SELF),
-              "MPI_Unpack");
-  }
-  MPI_Status status{};
-  status.MPI_SOURCE = source;
-  status.MPI_TAG = t.label.tag;
-  status.MPI_ERROR = MPI_SUCCESS;
-  MPI_Status_set_elements(&status, MPI_BYTE, static_cast<int>(e.bytes));
+  const MPI_Status status = unpack_small(t, e, size, source, payload);
   t.stage = Transit::Stage::none;
   engine.recycle(std::move(t.wire));
   op.awaited()[index] = MPI_REQUEST_NULL;
@@ -227,26 +234,12 @@ class Inline final : public Operation {
   MPI_Status delivered{};
 };
 
-MPI_Status deliver_now(Engine& engine, const Transit& t, const Envelope& e, int source, const char* payload) {
-  if (!(e.flags & kLarge)) {
-    // The common case without an operation object: same checks and copy as accept().
+MPI_Status deliver_now(const Transit& t, const Envelope& e, int source, const char* payload) {
+  // The common case needs no operation object; the checked build and the rest go through accept().
+  if (!kChecked && !(e.flags & kLarge)) {
     const int size = type_size(t.type);
-    const std::uint64_t capacity = static_cast<std::uint64_t>(size) * static_cast<std::uint64_t>(t.count);
-    if (!kChecked && e.bytes <= capacity) {
-      const int elements = size > 0 ? static_cast<int>(e.bytes / static_cast<std::uint64_t>(size)) : 0;
-      if (elements > 0 && contiguous(t.type, size)) {
-        std::memcpy(t.buf, payload, static_cast<std::size_t>(elements) * static_cast<std::size_t>(size));
-      } else if (elements > 0) {
-        int position = 0;
-        check_mpi(MPI_Unpack(payload, static_cast<int>(e.bytes), &position, t.buf, elements, t.type, MPI_COMM_SELF),
-                  "MPI_Unpack");
-      }
-      MPI_Status status{};
-      status.MPI_SOURCE = source;
-      status.MPI_TAG = t.label.tag;
-      status.MPI_ERROR = MPI_SUCCESS;
-      MPI_Status_set_elements(&status, MPI_BYTE, static_cast<int>(e.bytes));
-      return status;
+    if (e.bytes <= static_cast<std::uint64_t>(size) * static_cast<std::uint64_t>(t.count)) {
+      return unpack_small(t, e, size, source, payload);
     }
   }
   Inline op(t.comm->engine());
@@ -257,7 +250,6 @@ MPI_Status deliver_now(Engine& engine, const Transit& t, const Envelope& e, int 
     check_mpi(MPI_Wait(&op.awaited()[0], &status), "MPI_Wait");
     complete_slot(op, 0, status);
   }
-  (void)engine;
   return op.delivered;
 }
 
@@ -455,7 +447,7 @@ MPI_Status recv_now(const RangeComm& comm, void* buf, int count, MPI_Datatype ty
     if (!matches(t, e, it->mpi_source)) continue;
     Parked message = std::move(*it);
     parked.erase(it);
-    return deliver_now(engine, t, e, message.mpi_source, message.wire.data() + kEnvelopeBytes);
+    return deliver_now(t, e, message.mpi_source, message.wire.data() + kEnvelopeBytes);
   }
   Bytes wire = engine.buffer(kReceiveBytes);
   while (true) {
@@ -471,7 +463,7 @@ MPI_Status recv_now(const RangeComm& comm, void* buf, int count, MPI_Datatype ty
     }
     const Envelope e = read_envelope(wire);
     if (matches(t, e, status.MPI_SOURCE)) {
-      const MPI_Status delivered = deliver_now(engine, t, e, status.MPI_SOURCE, wire.data() + kEnvelopeBytes);
+      const MPI_Status delivered = deliver_now(t, e, status.MPI_SOURCE, wire.data() + kEnvelopeBytes);
       engine.recycle(std::move(wire));
       return delivered;
     }
@@ -519,9 +511,8 @@ void complete_slot(Operation& op, std::size_t index, const MPI_Status& status) {
   }
   Bytes wire = std::move(t.wire);
   wire.resize(static_cast<std::size_t>(bytes));
+  // This slot is no longer registered, so park's rescue serves other receives only.
   park(engine, status.MPI_SOURCE, std::move(wire));
-  // Park's rescue may have served this very slot (a parked message of its own).
-  if (op.awaited()[index] != MPI_REQUEST_NULL || t.stage == Transit::Stage::none) return;
   if (take_parked(op, index)) return;
   post_envelope_receive(op, index);
 }
