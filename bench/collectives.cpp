@@ -5,12 +5,17 @@
 //   scan_and_bcast  rbc::scan_and_bcast   vs MPI_Iscan, then MPI_Ibcast of the total from the
 //                                            last PE (the total exists only after the scan)
 //   gather          rbc::gather           vs MPI_Gather (root 0)
-// The message size n is the number of doubles per PE for bcast, reduce, scan and
-// scan_and_bcast; for gather it is the number the root receives in total (each PE sends
-// max(1, n / p)), so large n stays within memory at large p.
+//   allreduce       rbc::allreduce        vs MPI_Allreduce
+//   exscan          rbc::exscan           vs MPI_Exscan
+//   allgather       rbc::allgather        vs MPI_Allgather
+//   barrier         rbc::barrier          vs MPI_Barrier (run once, n = 0)
+// The message size n is the number of doubles per PE for bcast, reduce, allreduce, scan, exscan
+// and scan_and_bcast; for gather and allgather it is the number each receiving PE gets in total
+// (each PE sends max(1, n / p)), so large n stays within memory at large p.
 // MPI records name the algorithm the driver configured (--mpi-algorithms=bcast:...,...).
 //
-// Options: --ops=bcast,reduce,scan,scan_and_bcast,gather  --sizes=1..262144
+// Options: --ops=bcast,reduce,allreduce,scan,exscan,scan_and_bcast,gather,allgather,barrier
+//          --sizes=1..262144
 //          --impls=rbc,mpi
 #include <mpi.h>
 
@@ -33,7 +38,7 @@ struct Buffers {
 };
 
 int per_pe_count(const std::string& op, std::int64_t n, int p) {
-  std::int64_t count = op == "gather" ? std::max<std::int64_t>(1, n / p) : n;
+  std::int64_t count = op == "gather" || op == "allgather" ? std::max<std::int64_t>(1, n / p) : n;
   if (count > (1 << 30)) throw std::invalid_argument("message size too large: " + std::to_string(n));
   return static_cast<int>(count);
 }
@@ -47,6 +52,8 @@ std::string algorithm_of(const std::string& op, const std::string& impl, const b
   }
   return ctx.mpi_algorithm(op);
 }
+
+const char* const kOps = "bcast, reduce, allreduce, scan, exscan, scan_and_bcast, gather, allgather, barrier";
 
 void run_op(const std::string& op, const std::string& impl, int count, Buffers& b,
             const rbc::RangeComm& rworld, MPI_Comm world, int p) {
@@ -91,14 +98,38 @@ void run_op(const std::string& op, const std::string& impl, int count, Buffers& 
     } else {
       MPI_Gather(send, count, MPI_DOUBLE, recv, count, MPI_DOUBLE, 0, world);
     }
+  } else if (op == "allreduce") {
+    if (use_rbc) {
+      rbc::allreduce(send, recv, count, MPI_DOUBLE, MPI_SUM, rworld);
+    } else {
+      MPI_Allreduce(send, recv, count, MPI_DOUBLE, MPI_SUM, world);
+    }
+  } else if (op == "exscan") {
+    if (use_rbc) {
+      rbc::exscan(send, recv, count, MPI_DOUBLE, MPI_SUM, rworld);
+    } else {
+      MPI_Exscan(send, recv, count, MPI_DOUBLE, MPI_SUM, world);
+    }
+  } else if (op == "allgather") {
+    if (use_rbc) {
+      rbc::allgather(send, count, MPI_DOUBLE, recv, count, MPI_DOUBLE, rworld);
+    } else {
+      MPI_Allgather(send, count, MPI_DOUBLE, recv, count, MPI_DOUBLE, world);
+    }
+  } else if (op == "barrier") {
+    if (use_rbc) {
+      rbc::barrier(rworld);
+    } else {
+      MPI_Barrier(world);
+    }
   } else {
-    throw std::invalid_argument("--ops: unknown collective '" + op +
-                                "' (bcast, reduce, scan, scan_and_bcast, gather)");
+    throw std::invalid_argument("--ops: unknown collective '" + op + "' (" + kOps + ")");
   }
 }
 
 void run(const bench::Args& args, const bench::Context& ctx) {
-  const auto ops = args.get_list("ops", {"bcast", "reduce", "scan", "scan_and_bcast", "gather"});
+  const auto ops = args.get_list(
+      "ops", {"bcast", "reduce", "allreduce", "scan", "exscan", "scan_and_bcast", "gather", "allgather", "barrier"});
   const auto sizes = args.get_int_list("sizes", {1, 64, 4096, 262144});
   const auto impls = args.get_list("impls", {"rbc", "mpi"});
   for (const auto& impl : impls) {
@@ -111,13 +142,13 @@ void run(const bench::Args& args, const bench::Context& ctx) {
   const int p = ctx.size();
 
   for (const auto& op : ops) {
-    for (std::int64_t n : sizes) {
-      if (n < 1) throw std::invalid_argument("--sizes must be positive");
-      const int count = per_pe_count(op, n, p);
+    for (std::int64_t n : op == "barrier" ? std::vector<std::int64_t>{0} : sizes) {
+      if (n < 1 && op != "barrier") throw std::invalid_argument("--sizes must be positive");
+      const int count = op == "barrier" ? 0 : per_pe_count(op, n, p);
       Buffers b;
       b.send.assign(count, 1.0 + ctx.rank());
-      const bool root_gathers = op == "gather" && ctx.rank() == 0;
-      b.recv.assign(root_gathers ? static_cast<std::size_t>(count) * p : count, 0.0);
+      const bool gathers = (op == "gather" && ctx.rank() == 0) || op == "allgather";
+      b.recv.assign(gathers ? static_cast<std::size_t>(count) * p : count, 0.0);
       b.total.assign(op == "scan_and_bcast" ? count : 0, 0.0);
       for (const auto& impl : impls) {
         bench::Summary s =
@@ -127,7 +158,7 @@ void run(const bench::Args& args, const bench::Context& ctx) {
             .add("implementation", impl)
             .add("algorithm", algorithm_of(op, impl, ctx))
             .add("n", n)
-            .add("n_unit", op == "gather" ? "doubles at root" : "doubles per PE")
+            .add("n_unit", op == "gather" ? "doubles at root" : op == "allgather" ? "doubles per PE received" : "doubles per PE")
             .add("count_per_pe", count)
             .add_summary(s);
         ctx.emit(record);

@@ -69,8 +69,9 @@ MPI_SCAN_MAX_P = 128
 def _collectives_at(backend, p, args, timeout=1800):
     if backend != "smpi" or p <= MPI_SCAN_MAX_P:
         return [Job("collectives", backend, p, args, timeout=timeout)]
-    return [Job("collectives", backend, p, args + ["--ops=bcast,reduce,gather"], timeout=timeout),
-            Job("collectives", backend, p, args + ["--ops=scan,scan_and_bcast", "--impls=rbc"], timeout=timeout)]
+    return [Job("collectives", backend, p, args + ["--ops=bcast,reduce,allreduce,gather,allgather,barrier"],
+                timeout=timeout),
+            Job("collectives", backend, p, args + ["--ops=scan,exscan,scan_and_bcast", "--impls=rbc"], timeout=timeout)]
 
 
 # The stable merge's weak scaling (bench/merge.cpp): 1000 + 2000 doubles per PE
@@ -112,6 +113,8 @@ def quick():
     jobs.append(Job("merge", "mpi", mpi_p, ["--nps=10000", "--b-factor=2"] + reps))
     jobs.append(Job("overlap", "mpi", mpi_p, reps))
     jobs.append(Job("collectives", "mpi", mpi_p, reps + ["--sizes=1,4096"]))
+    # Issue 16's size range, 8 B to 8 MiB, where two ranks are not oversubscribed.
+    jobs.append(Job("collectives", "mpi", 2, ["--warmup=2", "--reps=7", "--sizes=1,1024,131072,1048576"]))
     jobs.append(Job("p2p", "mpi", 2, ["--warmup=2", "--reps=9", "--sizes=8,1024,65536"]))
     jobs.append(Job("p2p", "smpi", 2, ["--warmup=1", "--reps=3", "--sizes=8,1024,65536"]))
     jobs.append(Job("split_bcast", "mpi", mpi_p, reps + ["--sizes=1"]))

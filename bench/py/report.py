@@ -18,7 +18,9 @@ JQUICK_PHASES = ["pivot_selection", "partition", "exchange_calculation", "exchan
 HYPERCUBE_PHASES = ["fold", "reshuffle", "local_sort", "pivot_selection", "partition", "exchange",
                     "merge", "comm_creation"]
 COMM_CREATE_ORDER = ["rbc", "rbc_icreate_range", "rbc_icreate_list", "mpi_create_group", "mpi_split", "groupcomm_286"]
-COLLECTIVES = ["bcast", "reduce", "scan", "scan_and_bcast", "gather"]
+COLLECTIVES = ["bcast", "reduce", "allreduce", "scan", "exscan", "scan_and_bcast", "gather", "allgather", "barrier"]
+# Issue 16: an RBC collective takes at most this multiple of the library's own on the same p and size.
+COLLECTIVE_LIMIT = 1.2
 
 
 # ---------------------------------------------------------------------------------------------
@@ -430,14 +432,34 @@ def section_collectives(d, plot, draw):
                          for op in ops], logy=False, hline=1.0)
         if img:
             out.append(f"![collectives over message size]({img})\n")
-    rows = []
-    for op in ops:
-        for p in d.values("p", benchmark="collectives", variant=op):
-            for n in d.values("n", benchmark="collectives", variant=op, p=p):
-                rbc = d.median(benchmark="collectives", variant=op, n=n, implementation="rbc", p=p)
-                mpi = d.median(benchmark="collectives", variant=op, n=n, implementation="mpi", p=p)
-                rows.append([op, fmt_p(p), n, fmt_time(rbc), fmt_time(mpi), fmt_ratio(ratio(rbc, mpi))])
-    out.append(md_table(["collective", "p", "n", "rbc", "mpi", "rbc / mpi"], rows) + "\n")
+    out.append(f"Issue 16's target: every RBC collective takes at most {COLLECTIVE_LIMIT}x the library's own, "
+               "8 B to 8 MiB. One table per backend and MPI library; each ratio compares two medians from the same run.\n")
+    def where(r):
+        if r["backend"] == "mpi":
+            return library_name(r)
+        calibration = r.get("calibration")
+        return f"{r['platform']} platform, " + (f"calibration {calibration}" if calibration else "uncalibrated")
+    for backend, platform, library in sorted({(r["backend"], r["platform"], where(r))
+                                               for r in d.select(benchmark="collectives")}):
+        rows = []
+        met = total = 0
+        at = dict(benchmark="collectives", backend=backend, platform=platform)
+        for op in ops:
+            for p in d.values("p", variant=op, **at):
+                for n in d.values("n", variant=op, p=p, **at):
+                    want = dict(variant=op, n=n, p=p, **at)
+                    rbc = d.median(implementation="rbc", **want)
+                    mpi = d.median(implementation="mpi", **want)
+                    r = ratio(rbc, mpi)
+                    verdict = ""
+                    if r is not None:
+                        total += 1
+                        met += r <= COLLECTIVE_LIMIT
+                        verdict = "met" if r <= COLLECTIVE_LIMIT else "not met"
+                    rows.append([op, fmt_p(p), n, fmt_time(rbc), fmt_time(mpi), fmt_ratio(r), verdict])
+        out.append(f"### {backend}: {library}\n")
+        out.append(f"Target met at {met} of {total} points.\n")
+        out.append(md_table(["collective", "p", "n", "rbc", "mpi", "rbc / mpi", f"<= {COLLECTIVE_LIMIT}x"], rows) + "\n")
     return out
 
 

@@ -4,7 +4,10 @@
 
 #include <cstdint>
 #include <cstring>
+#include <utility>
 #include <vector>
+
+#include "bytes.hpp"
 
 namespace rbc::detail {
 
@@ -30,15 +33,37 @@ struct TypeInfo {
 };
 
 // Storage for `count` elements of a datatype, addressable like a user buffer (for receives and
-// MPI_Reduce_local with derived types).
+// MPI_Reduce_local with derived types); taken from, and given back to, a scratch pool.
 class TypedBuffer {
  public:
   TypedBuffer() = default;
-  TypedBuffer(const TypeInfo& info, int count) : bytes_(info.span(count)), true_lb_(info.true_lb) {}
+  TypedBuffer(ScratchPool& pool, const TypeInfo& info, int count)
+      : pool_(&pool), bytes_(pool.take(info.span(count))), true_lb_(info.true_lb) {}
+  TypedBuffer(TypedBuffer&& other) noexcept
+      : pool_(std::exchange(other.pool_, nullptr)), bytes_(std::move(other.bytes_)), true_lb_(other.true_lb_) {}
+  TypedBuffer& operator=(TypedBuffer&& other) noexcept {
+    if (this != &other) {
+      release();
+      pool_ = std::exchange(other.pool_, nullptr);
+      bytes_ = std::move(other.bytes_);
+      true_lb_ = other.true_lb_;
+    }
+    return *this;
+  }
+  TypedBuffer(const TypedBuffer&) = delete;
+  TypedBuffer& operator=(const TypedBuffer&) = delete;
+  ~TypedBuffer() { release(); }
+
   void* get() { return bytes_.data() - true_lb_; }
 
  private:
-  std::vector<char> bytes_;
+  void release() {
+    if (pool_ != nullptr) pool_->give(std::move(bytes_));
+    pool_ = nullptr;
+  }
+
+  ScratchPool* pool_ = nullptr;
+  Bytes bytes_;
   MPI_Aint true_lb_ = 0;
 };
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "buffers.hpp"
+#include "engine.hpp"
 #include "operation.hpp"
 #include "rbc/comm.hpp"
 #include "sequencer.hpp"
@@ -59,7 +60,16 @@ class Collective : public Operation {
   // Runs once, when the operation has completed locally.
   virtual void finished() {}
 
+#ifdef RBC_CHECK_ENVELOPE
+  // One label for all of a collective's messages: then a rank running another collective (or
+  // the same with other arguments) receives its partners' messages and names the mismatch,
+  // whatever algorithm and phases each side picked. Phases are never needed for correctness:
+  // two messages of one collective between the same two ranks in the same direction are sent
+  // and received in the same order, and MPI keeps that order.
+  Label label(Phase) const { return collective_label(sequence_, kUp); }
+#else
   Label label(Phase phase) const { return collective_label(sequence_, phase); }
+#endif
 
   void send(const void* buf, int count, MPI_Datatype type, int rank, Phase phase) {
     post_send(*this, comm_, buf, count, type, comm_.mpi_rank(rank), label(phase), signature_);
@@ -74,10 +84,12 @@ class Collective : public Operation {
                              std::vector<TypedBuffer>& parts) {
     parts.reserve(parts.size() + tree.children().size());
     for (int c : tree.children()) {
-      parts.emplace_back(info, count);
+      parts.emplace_back(scratch(), info, count);
       receive(parts.back().get(), count, info.type, tree.absolute(c), kUp);
     }
   }
+
+  ScratchPool& scratch() { return engine().scratch(); }
 
   RangeComm comm_;
   int state_ = 0;

@@ -36,83 +36,203 @@ int message_bytes(const char* call, std::int64_t bytes) {
   return static_cast<int>(bytes);
 }
 
-// Reduce (to a root) and allreduce (to everyone). Non-commutative operations run on the tree
-// rooted at rank 0, whose subtrees are rank-ordered blocks, and the result is forwarded to the
-// root; commutative ones use the tree rooted at the root directly.
+bool commutative(MPI_Op op) {
+  int result = 0;
+  MPI_Op_commutative(op, &result);
+  return result != 0;
+}
+
+// Short vectors and two ranks go by recursive doubling (one message per round) rather than up
+// and down a tree (two messages per level, one after the other).
+bool doubling(const TypeInfo& info, int count, int p) {
+  return p == 2 || static_cast<long long>(info.size) * count <= detail::kEagerBytes;
+}
+
+// Reduce (to a root) and allreduce (to everyone) on a binomial tree. Non-commutative operations
+// run on the tree rooted at rank 0, whose subtrees are rank-ordered blocks, and the result is
+// forwarded to the root; commutative ones use the tree rooted at the root directly and
+// accumulate in place (in the receive buffer wherever it holds the result). Leaves send their
+// input as it is.
 class Reduce final : public Collective {
  public:
   Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
          bool to_all, const RangeComm& comm)
       : Collective(comm, to_all ? detail::Kind::allreduce : detail::Kind::reduce, to_all ? -1 : root, count),
+        input_(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf),
         recvbuf_(recvbuf),
         count_(count),
         info_(type),
         op_(op),
         root_(root),
         to_all_(to_all),
-        tree_(comm.size(), tree_root(op, root, to_all), comm.rank()),
-        acc_(info_, count) {
-    const void* input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-    detail::copy_elements(input, acc_.get(), count, info_);
-  }
+        commutative_(commutative(op)),
+        tree_(comm.size(), commutative_ && !to_all ? root : 0, comm.rank()) {}
 
  private:
-  static int tree_root(MPI_Op op, int root, bool to_all) {
-    int commutative = 0;
-    MPI_Op_commutative(op, &commutative);
-    return commutative && !to_all ? root : 0;
-  }
+  enum State { kReceive, kCombine, kReceiveDown, kForwardDown };
 
   int parent() const { return tree_.absolute(tree_.parent()); }
+  // Whether this rank's receive buffer gets the result.
+  bool holds_result() const { return to_all_ || comm_.rank() == root_; }
+
+  // Combines the input with the children's parts (in rank order); returns where the result is.
+  const void* combine() {
+    if (parts_.empty()) return input_;
+    if (commutative_) {
+      void* target = holds_result() ? recvbuf_ : nullptr;
+      if (target == nullptr) {
+        acc_ = TypedBuffer(scratch(), info_, count_);
+        target = acc_.get();
+      }
+      detail::copy_elements(input_, target, count_, info_);
+      for (auto& part : parts_) MPI_Reduce_local(part.get(), target, count_, info_.type, op_);
+      return target;
+    }
+    acc_ = TypedBuffer(scratch(), info_, count_);
+    detail::copy_elements(input_, acc_.get(), count_, info_);
+    for (auto& part : parts_) {
+      MPI_Reduce_local(acc_.get(), part.get(), count_, info_.type, op_);
+      std::swap(acc_, part);
+    }
+    return acc_.get();
+  }
 
   void step() override {
-    const auto& children = tree_.children();
     switch (state_++) {
-      case 0:
+      case kReceive:
         receive_from_children(tree_, info_, count_, parts_);
         return;
-      case 1:
-        for (auto& part : parts_) {
-          MPI_Reduce_local(acc_.get(), part.get(), count_, info_.type, op_);
-          std::swap(acc_, part);
-        }
-        if (!tree_.is_root()) send(acc_.get(), count_, info_.type, parent(), detail::kUp);
+      case kCombine: {
+        const void* result = combine();
+        if (!tree_.is_root()) send(result, count_, info_.type, parent(), detail::kUp);
         if (to_all_) {
           if (tree_.is_root()) {
-            detail::copy_elements(acc_.get(), recvbuf_, count_, info_);
-          } else {
+            detail::copy_elements(result, recvbuf_, count_, info_);
+            state_ = kForwardDown;
+          } else if (result != recvbuf_ && input_ != recvbuf_) {
             receive(recvbuf_, count_, info_.type, parent(), detail::kDown);
+            state_ = kForwardDown;
           }
+          // Otherwise the receive buffer is still being sent from: receive once that is done.
           return;
         }
         if (tree_.is_root()) {
           if (comm_.rank() == root_) {
-            detail::copy_elements(acc_.get(), recvbuf_, count_, info_);
+            detail::copy_elements(result, recvbuf_, count_, info_);
           } else {
-            send(acc_.get(), count_, info_.type, root_, detail::kForward);
+            send(result, count_, info_.type, root_, detail::kForward);
           }
         } else if (comm_.rank() == root_) {
           receive(recvbuf_, count_, info_.type, tree_.absolute(0), detail::kForward);
         }
         finish();
         return;
-      default:
+      }
+      case kReceiveDown:
+        receive(recvbuf_, count_, info_.type, parent(), detail::kDown);
+        return;
+      default: {
+        const auto& children = tree_.children();
         for (auto c = children.rbegin(); c != children.rend(); ++c) {
           send(recvbuf_, count_, info_.type, tree_.absolute(*c), detail::kDown);
         }
         finish();
+      }
     }
   }
 
+  const void* input_;
   void* recvbuf_;
   int count_;
   TypeInfo info_;
   MPI_Op op_;
   int root_;
   bool to_all_;
+  bool commutative_;
   BinomialTree tree_;
   TypedBuffer acc_;
   std::vector<TypedBuffer> parts_;
+};
+
+// Allreduce by recursive doubling, with MPICH's fold for p not a power of two: with q the largest
+// power of two <= p and rem = p - q, the ranks below 2 rem pair up (even hands its input to odd),
+// the odd ones take part as rank r / 2 and those from 2 rem on as r - rem; after log2 q
+// exchange rounds each odd one hands the result back. Combining respects rank order, since the
+// partners' blocks are contiguous.
+class AllreduceDoubling final : public Collective {
+ public:
+  AllreduceDoubling(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                    const RangeComm& comm)
+      : Collective(comm, detail::Kind::allreduce, -1, count),
+        recvbuf_(recvbuf),
+        count_(count),
+        info_(type),
+        op_(op),
+        commutative_(commutative(op)),
+        acc_(scratch(), info_, count),
+        incoming_(scratch(), info_, count) {
+    detail::copy_elements(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, acc_.get(), count, info_);
+    const int p = comm.size();
+    q_ = 1;
+    while (q_ * 2 <= p) q_ *= 2;
+    rem_ = p - q_;
+  }
+
+ private:
+  int me() const { return comm_.rank(); }
+  bool folded_in() const { return me() < 2 * rem_ && me() % 2 == 0; }
+  bool folds() const { return me() < 2 * rem_ && me() % 2 == 1; }
+  int virtual_rank() const { return me() < 2 * rem_ ? me() / 2 : me() - rem_; }
+  static int actual(int v, int rem) { return v < rem ? 2 * v + 1 : v + rem; }
+
+  // acc = (partner's block, own block) in rank order.
+  void absorb(int partner) {
+    if (commutative_ || partner < me()) {
+      MPI_Reduce_local(incoming_.get(), acc_.get(), count_, info_.type, op_);
+    } else {
+      MPI_Reduce_local(acc_.get(), incoming_.get(), count_, info_.type, op_);
+      std::swap(acc_, incoming_);
+    }
+  }
+
+  void step() override {
+    if (state_ == 0) {
+      ++state_;
+      if (folded_in()) {
+        send(acc_.get(), count_, info_.type, me() + 1, detail::kUp);
+        receive(recvbuf_, count_, info_.type, me() + 1, detail::kDown);
+        finish();
+      } else if (folds()) {
+        receive(incoming_.get(), count_, info_.type, me() - 1, detail::kUp);
+        partner_ = me() - 1;
+      }
+      return;
+    }
+    if (partner_ >= 0) absorb(partner_);
+    partner_ = -1;
+    if (mask_ < q_) {
+      partner_ = actual(virtual_rank() ^ mask_, rem_);
+      mask_ *= 2;
+      send(acc_.get(), count_, info_.type, partner_, detail::kForward);
+      receive(incoming_.get(), count_, info_.type, partner_, detail::kForward);
+      return;
+    }
+    detail::copy_elements(acc_.get(), recvbuf_, count_, info_);
+    if (folds()) send(recvbuf_, count_, info_.type, me() - 1, detail::kDown);
+    finish();
+  }
+
+  void* recvbuf_;
+  int count_;
+  TypeInfo info_;
+  MPI_Op op_;
+  bool commutative_;
+  TypedBuffer acc_;
+  TypedBuffer incoming_;
+  int q_ = 1;
+  int rem_ = 0;
+  int mask_ = 1;
+  int partner_ = -1;
 };
 
 enum class ScanKind { kInclusive, kExclusive, kInclusiveAndTotal };
@@ -137,7 +257,7 @@ class Scan final : public Collective {
         op_(op),
         kind_(kind),
         tree_(comm.size(), 0, comm.rank()) {
-    prefixes_.emplace_back(info_, count);
+    prefixes_.emplace_back(scratch(), info_, count);
     const void* input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     detail::copy_elements(input, prefixes_[0].get(), count, info_);
   }
@@ -162,14 +282,14 @@ class Scan final : public Collective {
         }
         if (!tree_.is_root()) {
           send(prefixes_.back().get(), count_, info_.type, parent(), detail::kUp);
-          left_ = TypedBuffer(info_, down_count());
+          left_ = TypedBuffer(scratch(), info_, down_count());
           receive(left_.get(), down_count(), info_.type, parent(), detail::kDown);
         }
         return;
       default:
         deliver();
         for (std::size_t j = children.size(); j-- > 0;) {
-          out_.emplace_back(info_, down_count());
+          out_.emplace_back(scratch(), info_, down_count());
           TypedBuffer& out = out_.back();
           detail::copy_elements(prefixes_[j].get(), out.get(), count_, info_);
           if (!tree_.is_root()) MPI_Reduce_local(left_.get(), out.get(), count_, info_.type, op_);
@@ -187,10 +307,9 @@ class Scan final : public Collective {
       if (!tree_.is_root()) detail::copy_elements(left_.get(), recvbuf_, count_, info_);
       return;
     }
-    TypedBuffer mine(info_, count_);
-    detail::copy_elements(prefixes_[0].get(), mine.get(), count_, info_);
-    if (!tree_.is_root()) MPI_Reduce_local(left_.get(), mine.get(), count_, info_.type, op_);
-    detail::copy_elements(mine.get(), recvbuf_, count_, info_);
+    // Nothing is sent from the receive buffer, so it can take the result directly.
+    detail::copy_elements(prefixes_[0].get(), recvbuf_, count_, info_);
+    if (!tree_.is_root()) MPI_Reduce_local(left_.get(), recvbuf_, count_, info_.type, op_);
     if (with_total()) detail::copy_elements(total(), totalbuf_, count_, info_);
   }
 
@@ -205,6 +324,70 @@ class Scan final : public Collective {
   std::vector<TypedBuffer> parts_;
   TypedBuffer left_;
   std::vector<TypedBuffer> out_;
+};
+
+// Inclusive and exclusive scans of short vectors by recursive doubling (Hillis and Steele): in
+// round k, rank r sends what it has combined so far (ranks r - 2^k + 1 .. r) to r + 2^k and
+// puts what r - 2^k sends in front of it. ceil(log2 p) rounds of one message each way.
+class ScanDoubling final : public Collective {
+ public:
+  ScanDoubling(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, bool exclusive,
+               const RangeComm& comm)
+      : Collective(comm, exclusive ? detail::Kind::exscan : detail::Kind::scan, -1, count),
+        recvbuf_(recvbuf),
+        count_(count),
+        info_(type),
+        op_(op),
+        exclusive_(exclusive),
+        partial_(scratch(), info_, count),
+        incoming_(scratch(), info_, count) {
+    detail::copy_elements(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, partial_.get(), count, info_);
+  }
+
+ private:
+  void step() override {
+    const int me = comm_.rank();
+    if (received_) {
+      if (exclusive_) {
+        if (left_count_ == 0) {
+          left_ = TypedBuffer(scratch(), info_, count_);
+          detail::copy_elements(incoming_.get(), left_.get(), count_, info_);
+        } else {
+          MPI_Reduce_local(incoming_.get(), left_.get(), count_, info_.type, op_);
+        }
+        ++left_count_;
+      }
+      MPI_Reduce_local(incoming_.get(), partial_.get(), count_, info_.type, op_);
+      received_ = false;
+    }
+    if (distance_ < comm_.size()) {
+      if (me + distance_ < comm_.size()) send(partial_.get(), count_, info_.type, me + distance_, detail::kUp);
+      if (me - distance_ >= 0) {
+        receive(incoming_.get(), count_, info_.type, me - distance_, detail::kUp);
+        received_ = true;
+      }
+      distance_ *= 2;
+      return;
+    }
+    if (!exclusive_) {
+      detail::copy_elements(partial_.get(), recvbuf_, count_, info_);
+    } else if (left_count_ > 0) {
+      detail::copy_elements(left_.get(), recvbuf_, count_, info_);
+    }
+    finish();
+  }
+
+  void* recvbuf_;
+  int count_;
+  TypeInfo info_;
+  MPI_Op op_;
+  bool exclusive_;
+  TypedBuffer partial_;
+  TypedBuffer incoming_;
+  TypedBuffer left_;
+  int left_count_ = 0;
+  int distance_ = 1;
+  bool received_ = false;
 };
 
 // Gather family. Data travels packed (MPI_Pack layout, i.e. type size bytes per element); each
@@ -424,31 +607,28 @@ class Gatherm final : public Collective {
   std::vector<char> block_;
 };
 
+// Dissemination barrier: in round k every rank signals rank + 2^k and waits for rank - 2^k
+// (mod p); ceil(log2 p) rounds, against 2 log2 p on a tree.
 class Barrier final : public Collective {
  public:
-  explicit Barrier(const RangeComm& comm) : Collective(comm, detail::Kind::barrier, -1, 0), tree_(comm.size(), 0, comm.rank()) {}
+  explicit Barrier(const RangeComm& comm) : Collective(comm, detail::Kind::barrier, -1, 0) {}
 
  private:
   void step() override {
-    const auto& children = tree_.children();
-    switch (state_++) {
-      case 0:
-        for (int c : children) receive(&token_, 0, MPI_BYTE, tree_.absolute(c), detail::kUp);
-        return;
-      case 1:
-        if (!tree_.is_root()) {
-          send(&token_, 0, MPI_BYTE, tree_.absolute(tree_.parent()), detail::kUp);
-          receive(&token_, 0, MPI_BYTE, tree_.absolute(tree_.parent()), detail::kDown);
-        }
-        return;
-      default:
-        for (int c : children) send(&token_, 0, MPI_BYTE, tree_.absolute(c), detail::kDown);
-        finish();
+    const int p = comm_.size();
+    if (distance_ >= p) {
+      finish();
+      return;
     }
+    const int me = comm_.rank();
+    send(&token_, 0, MPI_BYTE, (me + distance_) % p, detail::kUp);
+    receive(&incoming_, 0, MPI_BYTE, (me - distance_ % p + p) % p, detail::kUp);
+    distance_ *= 2;
   }
 
-  BinomialTree tree_;
+  int distance_ = 1;
   char token_ = 0;
+  char incoming_ = 0;
 };
 
 void check_reduction(const char* call, int count, MPI_Datatype type, MPI_Op op) {
@@ -490,6 +670,7 @@ void reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MP
 Request iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                    const RangeComm& comm) {
   check_reduction("allreduce", count, type, op);
+  if (doubling(TypeInfo(type), count, comm.size())) return start<AllreduceDoubling>(sendbuf, recvbuf, count, type, op, comm);
   return start<Reduce>(sendbuf, recvbuf, count, type, op, 0, true, comm);
 }
 
@@ -501,6 +682,7 @@ void allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
 Request iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
               const RangeComm& comm) {
   check_reduction("scan", count, type, op);
+  if (doubling(TypeInfo(type), count, comm.size())) return start<ScanDoubling>(sendbuf, recvbuf, count, type, op, false, comm);
   return start<Scan>(sendbuf, recvbuf, nullptr, count, type, op, ScanKind::kInclusive, comm);
 }
 
@@ -512,6 +694,7 @@ void scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_
 Request iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                 const RangeComm& comm) {
   check_reduction("exscan", count, type, op);
+  if (doubling(TypeInfo(type), count, comm.size())) return start<ScanDoubling>(sendbuf, recvbuf, count, type, op, true, comm);
   return start<Scan>(sendbuf, recvbuf, nullptr, count, type, op, ScanKind::kExclusive, comm);
 }
 

@@ -125,6 +125,9 @@ class Engine {
   static constexpr std::size_t kPooledBytes = 4096 + 256;
   static constexpr std::size_t kPoolSize = 64;
 
+  // Large temporaries of collectives.
+  ScratchPool& scratch() { return scratch_; }
+
   // Transfer number of the next large message to `mpi_dest`.
   std::uint64_t next_transfer(int mpi_dest) { return transfers_[mpi_dest]++; }
 
@@ -146,6 +149,7 @@ class Engine {
   std::deque<Parked> parked_;
   std::map<int, std::uint64_t> transfers_;
   std::vector<Bytes> pool_;
+  ScratchPool scratch_;
 };
 
 }  // namespace rbc::detail

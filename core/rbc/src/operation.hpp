@@ -5,10 +5,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <new>
 #include <utility>
 #include <vector>
 
+#include "bytes.hpp"
 #include "rbc/comm.hpp"
 #include "rbc/status.hpp"
 #include "tags.hpp"
@@ -16,26 +16,6 @@
 namespace rbc::detail {
 
 class Engine;
-
-// Bytes on the wire. Resizing leaves new bytes uninitialised (MPI or memcpy writes them next), so
-// reusing a buffer for a larger message costs no memset.
-template <class T>
-struct DefaultInit : std::allocator<T> {
-  template <class U>
-  struct rebind {
-    using other = DefaultInit<U>;
-  };
-  using std::allocator<T>::allocator;
-  template <class U, class... Args>
-  void construct(U* p, Args&&... args) {
-    if constexpr (sizeof...(Args) == 0) {
-      ::new (static_cast<void*>(p)) U;
-    } else {
-      ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
-    }
-  }
-};
-using Bytes = std::vector<char, DefaultInit<char>>;
 
 // What a posted send or receive needs after MPI completes its request (wire.cpp): a send keeps
 // its wire buffer alive; a receive knows the communicator and label it expects, where the

@@ -1,0 +1,69 @@
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+#include <new>
+#include <utility>
+#include <vector>
+
+namespace rbc::detail {
+
+// Bytes on the wire and scratch space. Resizing leaves new bytes uninitialised (MPI or memcpy
+// writes them next), so reusing a buffer for a larger message costs no memset.
+template <class T>
+struct DefaultInit : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = DefaultInit<U>;
+  };
+  using std::allocator<T>::allocator;
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    if constexpr (sizeof...(Args) == 0) {
+      ::new (static_cast<void*>(p)) U;
+    } else {
+      ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+    }
+  }
+};
+using Bytes = std::vector<char, DefaultInit<char>>;
+
+// Large temporaries of collectives (partial results, children's contributions), kept for the
+// next collective: a fresh multi-megabyte allocation faults in every page again, which costs
+// more than the reduction itself. Holds at most kKept buffers of kMinBytes..kMaxBytes.
+class ScratchPool {
+ public:
+  Bytes take(std::size_t bytes) {
+    auto best = free_.end();
+    for (auto it = free_.begin(); it != free_.end(); ++it) {
+      if (it->capacity() >= bytes && (best == free_.end() || it->capacity() < best->capacity())) best = it;
+    }
+    Bytes b;
+    if (best != free_.end()) {
+      b = std::move(*best);
+      free_.erase(best);
+    }
+    b.resize(bytes);
+    return b;
+  }
+
+  void give(Bytes&& b) {
+    if (b.capacity() < kMinBytes || b.capacity() > kMaxBytes) return;
+    if (free_.size() == kKept) {
+      auto smallest = std::min_element(free_.begin(), free_.end(),
+                                       [](const Bytes& x, const Bytes& y) { return x.capacity() < y.capacity(); });
+      if (smallest->capacity() >= b.capacity()) return;
+      free_.erase(smallest);
+    }
+    free_.push_back(std::move(b));
+  }
+
+ private:
+  static constexpr std::size_t kMinBytes = 64 * 1024;
+  static constexpr std::size_t kMaxBytes = std::size_t{64} << 20;
+  static constexpr std::size_t kKept = 4;
+  std::vector<Bytes> free_;
+};
+
+}  // namespace rbc::detail
