@@ -411,15 +411,15 @@ class Gather final : public Collective {
         counts_(counts),
         displs_(displs),
         recv_(recvtype),
+        send_(sendbuf == MPI_IN_PLACE ? recvtype : sendtype),
         layout_(layout),
         to_all_(to_all),
         tree_(comm.size(), root, comm.rank()),
         in_place_(sendbuf == MPI_IN_PLACE) {
     const int me = comm.rank();
     const bool receives = to_all || me == root;
-    const TypeInfo send(in_place_ ? recvtype : sendtype);
-    const int own_count = in_place_ ? slot_count(me) : sendcount;
-    own_bytes_ = static_cast<std::int64_t>(own_count) * send.size;
+    own_count_ = in_place_ ? slot_count(me) : sendcount;
+    own_bytes_ = static_cast<std::int64_t>(own_count_) * send_.size;
     if (receives && own_bytes_ != static_cast<std::int64_t>(slot_count(me)) * recv_.size) {
       throw Error(std::string(call) + ": rank " + std::to_string(me) + " sends " +
                   std::to_string(own_bytes_) + " bytes but its receive slot holds " +
@@ -434,9 +434,8 @@ class Gather final : public Collective {
         offsets_[j + 1] = offsets_[j] + bytes;
       }
     }
-    own_ = std::vector<char>(static_cast<std::size_t>(own_bytes_));
-    const void* src = in_place_ ? at(recvbuf, slot_displ(me), recv_.extent) : sendbuf;
-    detail::pack_elements(src, own_count, send, own_.data());
+    own_ = in_place_ ? at(recvbuf, slot_displ(me), recv_.extent) : sendbuf;
+    direct_ = receives && assembles_in_place();
   }
 
  private:
@@ -447,6 +446,16 @@ class Gather final : public Collective {
   }
   int parent() const { return tree_.absolute(tree_.parent()); }
   int v() const { return tree_.relative(); }
+
+  // Whether the receive buffer has exactly the layout of the assembled block (rank order, no
+  // gaps), so that the block can be assembled there and nothing needs unpacking.
+  bool assembles_in_place() const {
+    if (layout_ == Layout::kRootCounts || tree_.absolute(0) != 0 || !recv_.contiguous()) return false;
+    for (int j = 0; j < comm_.size(); ++j) {
+      if (slot_displ(j) * recv_.size != offsets_[j]) return false;
+    }
+    return true;
+  }
 
   void step() override {
     const auto& children = tree_.children();
@@ -466,13 +475,18 @@ class Gather final : public Collective {
         subtree_bytes_ = own_bytes_;
         for (auto b : child_bytes_) subtree_bytes_ += b;
         if (layout_ == Layout::kRootCounts && !tree_.is_root()) send(&subtree_bytes_, 1, MPI_INT64_T, parent(), detail::kCount);
-        const std::int64_t block_bytes = to_all_ ? offsets_.back() : subtree_bytes_;
+        block_bytes_ = to_all_ ? offsets_.back() : subtree_bytes_;
         const std::int64_t base = to_all_ ? offsets_[v()] : 0;
-        block_.resize(static_cast<std::size_t>(block_bytes));
-        std::copy(own_.begin(), own_.end(), block_.begin() + base);
+        if (direct_) {
+          block_ = static_cast<char*>(recvbuf_);
+        } else {
+          storage_ = TypedBuffer(scratch(), TypeInfo(MPI_BYTE), message_bytes(call_, block_bytes_));
+          block_ = static_cast<char*>(storage_.get());
+        }
+        if (!(direct_ && in_place_)) detail::pack_elements(own_, own_count_, send_, block_ + base);
         std::int64_t offset = base + own_bytes_;
         for (std::size_t i = 0; i < children.size(); ++i) {
-          receive(block_.data() + offset, message_bytes(call_, child_bytes_[i]), MPI_BYTE,
+          receive(block_ + offset, message_bytes(call_, child_bytes_[i]), MPI_BYTE,
                   tree_.absolute(children[i]), detail::kUp);
           offset += child_bytes_[i];
         }
@@ -481,8 +495,8 @@ class Gather final : public Collective {
       case 2:
         if (!tree_.is_root()) {
           const std::int64_t base = to_all_ ? offsets_[v()] : 0;
-          send(block_.data() + base, message_bytes(call_, subtree_bytes_), MPI_BYTE, parent(), detail::kUp);
-          if (to_all_) receive(block_.data(), message_bytes(call_, offsets_.back()), MPI_BYTE, parent(), detail::kDown);
+          send(block_ + base, message_bytes(call_, subtree_bytes_), MPI_BYTE, parent(), detail::kUp);
+          if (to_all_) receive(block_, message_bytes(call_, block_bytes_), MPI_BYTE, parent(), detail::kDown);
         }
         if (!to_all_) {
           if (tree_.is_root()) unpack();
@@ -491,7 +505,7 @@ class Gather final : public Collective {
         return;
       default:
         for (auto c = children.rbegin(); c != children.rend(); ++c) {
-          send(block_.data(), message_bytes(call_, offsets_.back()), MPI_BYTE, tree_.absolute(*c), detail::kDown);
+          send(block_, message_bytes(call_, block_bytes_), MPI_BYTE, tree_.absolute(*c), detail::kDown);
         }
         unpack();
         finish();
@@ -499,20 +513,20 @@ class Gather final : public Collective {
   }
 
   void unpack() {
+    if (direct_) return;
     const int p = comm_.size();
     std::int64_t offset = 0;
     for (int j = 0; j < p; ++j) {
       const int rank = tree_.absolute(j);
       const std::int64_t bytes = static_cast<std::int64_t>(slot_count(rank)) * recv_.size;
-      if (offset + bytes > static_cast<std::int64_t>(block_.size())) break;
+      if (offset + bytes > block_bytes_) break;
       if (!(in_place_ && rank == comm_.rank())) {
-        detail::unpack_elements(block_.data() + offset, slot_count(rank), recv_,
-                                at(recvbuf_, slot_displ(rank), recv_.extent));
+        detail::unpack_elements(block_ + offset, slot_count(rank), recv_, at(recvbuf_, slot_displ(rank), recv_.extent));
       }
       offset += bytes;
     }
-    if (offset != static_cast<std::int64_t>(block_.size())) {
-      throw Error(std::string(call_) + ": received " + std::to_string(block_.size()) +
+    if (offset != block_bytes_) {
+      throw Error(std::string(call_) + ": received " + std::to_string(block_bytes_) +
                   " bytes in all but the receive counts describe " + std::to_string(offset));
     }
   }
@@ -523,16 +537,108 @@ class Gather final : public Collective {
   const int* counts_;
   const int* displs_;
   TypeInfo recv_;
+  TypeInfo send_;
   Layout layout_;
   bool to_all_;
   BinomialTree tree_;
   bool in_place_;
+  bool direct_ = false;
+  const void* own_ = nullptr;
+  int own_count_ = 0;
   std::int64_t own_bytes_ = 0;
   std::int64_t subtree_bytes_ = 0;
+  std::int64_t block_bytes_ = 0;
   std::vector<std::int64_t> offsets_;
   std::vector<std::int64_t> child_bytes_;
-  std::vector<char> own_;
-  std::vector<char> block_;
+  TypedBuffer storage_;
+  char* block_ = nullptr;
+};
+
+// Allgather and allgatherv on a power-of-two p by recursive doubling: in round k, rank r and
+// r xor 2^k swap the blocks of their 2^k-aligned groups, so after log2 p rounds of one message
+// each way everybody has everything (a tree gathers up, then broadcasts the whole block down).
+// The block is assembled in rank order, in the receive buffer where its layout allows.
+class AllgatherDoubling final : public Collective {
+ public:
+  AllgatherDoubling(const char* call, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    int recvcount, const int* counts, const int* displs, MPI_Datatype recvtype, const RangeComm& comm)
+      : Collective(comm, detail::Kind::allgather, -1, -1),
+        call_(call),
+        recvbuf_(recvbuf),
+        recvcount_(recvcount),
+        counts_(counts),
+        displs_(displs),
+        recv_(recvtype) {
+    const int p = comm.size();
+    const int me = comm.rank();
+    const bool in_place = sendbuf == MPI_IN_PLACE;
+    const TypeInfo send(in_place ? recvtype : sendtype);
+    const int own_count = in_place ? slot_count(me) : sendcount;
+    if (static_cast<std::int64_t>(own_count) * send.size != static_cast<std::int64_t>(slot_count(me)) * recv_.size) {
+      throw Error(std::string(call) + ": rank " + std::to_string(me) + " sends " +
+                  std::to_string(static_cast<std::int64_t>(own_count) * send.size) +
+                  " bytes but its receive slot holds " +
+                  std::to_string(static_cast<std::int64_t>(slot_count(me)) * recv_.size));
+    }
+    offsets_.resize(static_cast<std::size_t>(p) + 1, 0);
+    bool direct = recv_.contiguous();
+    for (int j = 0; j < p; ++j) {
+      offsets_[j + 1] = offsets_[j] + static_cast<std::int64_t>(slot_count(j)) * recv_.size;
+      direct = direct && slot_displ(j) * recv_.size == offsets_[j];
+    }
+    direct_ = direct;
+    if (direct_) {
+      block_ = static_cast<char*>(recvbuf);
+    } else {
+      storage_ = TypedBuffer(scratch(), TypeInfo(MPI_BYTE), message_bytes(call, offsets_.back()));
+      block_ = static_cast<char*>(storage_.get());
+    }
+    if (!(direct_ && in_place)) {
+      const void* own = in_place ? at(recvbuf, slot_displ(me), recv_.extent) : sendbuf;
+      detail::pack_elements(own, own_count, send, block_ + offsets_[me]);
+    }
+  }
+
+  static bool applies(int p) { return p > 1 && (p & (p - 1)) == 0; }
+
+ private:
+  int slot_count(int rank) const { return counts_ == nullptr ? recvcount_ : counts_[rank]; }
+  std::int64_t slot_displ(int rank) const {
+    return displs_ == nullptr ? static_cast<std::int64_t>(rank) * recvcount_ : displs_[rank];
+  }
+
+  void step() override {
+    const int me = comm_.rank();
+    if (mask_ < comm_.size()) {
+      const int partner = me ^ mask_;
+      const int mine = me & ~(mask_ - 1);
+      const int theirs = partner & ~(mask_ - 1);
+      send(block_ + offsets_[mine], message_bytes(call_, offsets_[mine + mask_] - offsets_[mine]), MPI_BYTE, partner,
+           detail::kUp);
+      receive(block_ + offsets_[theirs], message_bytes(call_, offsets_[theirs + mask_] - offsets_[theirs]), MPI_BYTE,
+              partner, detail::kUp);
+      mask_ *= 2;
+      return;
+    }
+    if (!direct_) {
+      for (int j = 0; j < comm_.size(); ++j) {
+        detail::unpack_elements(block_ + offsets_[j], slot_count(j), recv_, at(recvbuf_, slot_displ(j), recv_.extent));
+      }
+    }
+    finish();
+  }
+
+  const char* call_;
+  void* recvbuf_;
+  int recvcount_;
+  const int* counts_;
+  const int* displs_;
+  TypeInfo recv_;
+  bool direct_ = false;
+  std::vector<std::int64_t> offsets_;
+  TypedBuffer storage_;
+  char* block_ = nullptr;
+  int mask_ = 1;
 };
 
 // Merging gather: like gatherv, but every node merges its children's sorted runs into its own.
@@ -784,6 +890,10 @@ Request iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
   }
   detail::check_count("allgather", recvcount);
   detail::check_type("allgather", recvtype);
+  if (AllgatherDoubling::applies(comm.size())) {
+    return start<AllgatherDoubling>("allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr,
+                                    recvtype, comm);
+  }
   return start<Gather>("allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr,
                        recvtype, 0, Layout::kEqual, true, comm);
 }
@@ -802,6 +912,10 @@ Request iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
   }
   detail::check_type("allgatherv", recvtype);
   check_counts("allgatherv", recvcounts, displs, comm);
+  if (AllgatherDoubling::applies(comm.size())) {
+    return start<AllgatherDoubling>("allgatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
+                                    recvtype, comm);
+  }
   return start<Gather>("allgatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
                        recvtype, 0, Layout::kAllCounts, true, comm);
 }
