@@ -952,6 +952,15 @@ class Sorter {
   }
 
   void solve_base_cases() {
+    // Single-PE base cases first: a partner that sorted them only after its pairs would make
+    // the other PE of a pair wait for that sort too (at n/p = 65536 on 16 simulated PEs the
+    // slowest PE paid two local sorts in a row, 26 ms instead of 14).
+    clock_.to(kLocalSort);
+    for (const Child& c : base_cases_) {
+      if (c.first != c.last) continue;
+      localsort::sort(work_.data() + (c.gb - my_start_), work_.data() + (c.ge - my_start_), less_);
+      cost::charge(cost::Kernel::sort, static_cast<std::size_t>(c.ge - c.gb));
+    }
     clock_.to(kBase);
     std::vector<Pair> pairs;
     pairs.reserve(base_cases_.size());
@@ -980,12 +989,6 @@ class Sorter {
       if (!small->first_level) layer_.release(small->comm);
     }
     smalls_.clear();
-    clock_.to(kLocalSort);
-    for (const Child& c : base_cases_) {
-      if (c.first != c.last) continue;
-      localsort::sort(work_.data() + (c.gb - my_start_), work_.data() + (c.ge - my_start_), less_);
-      cost::charge(cost::Kernel::sort, static_cast<std::size_t>(c.ge - c.gb));
-    }
   }
 
   // ----------------------------------------------------------------- gathered base cases
