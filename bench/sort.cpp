@@ -16,6 +16,7 @@
 // order between neighbours, element count preserved).
 //
 // Options: --nps=1..65536  --distributions=uniform,...  --impls=...  --seed=S
+//          --gather-elements=N (JQuick's Config::gather_elements; default: the library's)
 #include <mpi.h>
 
 #include <algorithm>
@@ -75,11 +76,12 @@ std::vector<double> lower_bound_once(std::vector<double>& data, MPI_Comm world) 
 
 std::vector<double> sort_once(const std::string& impl, std::vector<double>& data,
                               const rbc::RangeComm& rworld, MPI_Comm world, std::uint64_t seed,
-                              double* copied_per_element_level) {
+                              double* copied_per_element_level, std::int64_t gather_elements) {
   if (impl == "lower_bound") return lower_bound_once(data, world);
   if (is_jquick(impl)) {
     jquick::Config config;
     config.seed = seed;
+    if (gather_elements >= 0) config.gather_elements = gather_elements;
     if (impl == "jquick_rbc") {
       config.layer = jquick::Layer::rbc;
     } else if (impl == "jquick_rbc_verify") {
@@ -150,6 +152,8 @@ void run(const bench::Args& args, const bench::Context& ctx) {
   const auto impls = args.get_list(
       "impls", {"jquick_rbc", "jquick_mpi_create_group", "hypercube_rbc"});
   const std::uint64_t seed = static_cast<std::uint64_t>(args.get_int("seed", 1));
+  // JQuick's Config::gather_elements (-1: the library's default).
+  const std::int64_t gather_elements = args.get_int("gather-elements", -1);
   bench::Measurement measure(ctx.world(), args.get_int("warmup", 1), args.get_int("reps", 3));
   const rbc::RangeComm rworld = rbc::RangeComm::from_mpi(ctx.world());
 
@@ -169,7 +173,7 @@ void run(const bench::Args& args, const bench::Context& ctx) {
         std::vector<double> phases;
         double copied = 0;
         bench::Summary s = measure.run_phased(
-            [&] { return sort_once(impl, data, rworld, ctx.world(), seed, &copied); }, phases,
+            [&] { return sort_once(impl, data, rworld, ctx.world(), seed, &copied, gather_elements); }, phases,
             [&] { data = inputs::generate<double>(dist, params); },
             [&] {
               // The lower bound leaves each PE's data sorted only locally: nothing to check.
@@ -198,5 +202,5 @@ void run(const bench::Args& args, const bench::Context& ctx) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return bench::main_with_mpi(argc, argv, {"nps", "distributions", "impls", "seed"}, run);
+  return bench::main_with_mpi(argc, argv, {"nps", "distributions", "impls", "seed", "gather-elements"}, run);
 }

@@ -524,6 +524,33 @@ def section_split_bcast(d, plot, draw):
     return out
 
 
+def pow2_floor(p):
+    """The largest power of two <= p (hypercube quicksort's partner for p ranks)."""
+    q = 1
+    while q * 2 <= p:
+        q *= 2
+    return q
+
+
+def jquick_vs_hypercube(d):
+    """Rows (p, n/p, JQuick time, hypercube's p, hypercube time, ratio, verdict) over the uniform
+    sorting records: JQuick (RBC) at p against hypercube quicksort (RBC) at the largest power of
+    two <= p (hypercube sorts on that many PEs anyway; at other p it first folds the rest in)."""
+    rows = []
+    for p in d.values("p", benchmark="sort", implementation="jquick_rbc", variant="uniform"):
+        q = pow2_floor(p)
+        for n in d.values("n_per_pe", benchmark="sort", implementation="jquick_rbc", variant="uniform", p=p):
+            j = d.median(benchmark="sort", implementation="jquick_rbc", variant="uniform", p=p, n_per_pe=n)
+            h = d.median(benchmark="sort", implementation="hypercube_rbc", variant="uniform", p=q, n_per_pe=n)
+            r = ratio(j, h)
+            if r is None:
+                continue
+            over = any((x.get("platform_params") or {}).get("oversubscribed")
+                       for x in d.select(benchmark="sort", implementation="jquick_rbc", variant="uniform", p=p, n_per_pe=n))
+            rows.append((p, n, j, q, h, r, over))
+    return rows
+
+
 def section_sort(d, plot, draw):
     out = []
     if not d.select(benchmark="sort"):
@@ -568,6 +595,17 @@ def section_sort(d, plot, draw):
                 rows.append(row)
     out.append("Times (in brackets: relative to jquick_rbc).\n\n" +
                md_table(["distribution", "p", "n/p"] + impls + ["verified"], rows) + "\n")
+    # Issue 16, target 1: JQuick / hypercube <= 1.0 at every n/p.
+    vs = jquick_vs_hypercube(d)
+    if vs:
+        met = sum(1 for *_, r, _o in vs if r <= 1.0)
+        out.append("JQuick / hypercube per (p, n/p) (uniform; target <= 1.0 at every n/p; hypercube quicksort "
+                   "measured on the largest power of two <= p; met at "
+                   f"{met} of {len(vs)} points):\n\n" +
+                   md_table(["p", "n/p", "jquick_rbc", "hypercube p", "hypercube_rbc", "JQuick / hypercube", "verdict"],
+                            [[fmt_p(p) + (" (oversubscribed)" if o else ""), n, fmt_time(j), fmt_p(q), fmt_time(h),
+                              fmt_ratio(r), "met (<= 1.0)" if r <= 1.0 else "not met"]
+                             for p, n, j, q, h, r, o in vs]) + "\n")
     # Phase breakdown at the largest p, a small and a large n/p.
     if ps:
         p = max(ps)

@@ -46,6 +46,12 @@ struct Config {
   double k1 = 16.0;
   double k2 = 1.0 / 50.0;
   double k3 = 9.0;
+  // Sub-problems (the whole input included) of at most this many elements on >= 3 PEs skip
+  // the recursion: a merging gather of (key, global index) pairs to the group's first PE and one
+  // broadcast of the sorted keys, after which every PE keeps exactly its share. Two tree
+  // collectives instead of about log2 p' levels of four each. 0 turns it off. 4096: measured
+  // against 1024 and 16384 on Open MPI (8 ranks) and SMPI (16, 64 ranks), docs/benchmarks.md.
+  std::int64_t gather_elements = 4096;
   // Added to every global index (a test knob: exercises 64-bit index arithmetic far beyond
   // 2^32 without 2^32 elements). Results do not depend on it.
   std::int64_t index_base = 0;
