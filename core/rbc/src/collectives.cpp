@@ -338,41 +338,60 @@ class ScanDoubling final : public Collective {
         count_(count),
         info_(type),
         op_(op),
-        exclusive_(exclusive),
-        partial_(scratch(), info_, count),
-        incoming_(scratch(), info_, count) {
-    detail::copy_elements(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, partial_.get(), count, info_);
+        exclusive_(exclusive) {
+    const void* input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    if (!exclusive) {
+      // The running combination lives in the receive buffer.
+      detail::copy_elements(input, recvbuf, count, info_);
+      partial_ = recvbuf;
+    } else if (input == recvbuf) {
+      // The receive buffer takes what arrives from the left; keep the input apart.
+      own_ = TypedBuffer(scratch(), info_, count);
+      detail::copy_elements(input, own_.get(), count, info_);
+      partial_ = own_.get();
+    } else {
+      partial_ = input;
+    }
   }
 
  private:
+  // Whether this rank sends again in a later round (then it needs its running combination).
+  bool sends_later() const { return comm_.rank() + distance_ < comm_.size(); }
+
   void step() override {
     const int me = comm_.rank();
     if (received_) {
-      if (exclusive_) {
-        if (left_count_ == 0) {
-          left_ = TypedBuffer(scratch(), info_, count_);
-          detail::copy_elements(incoming_.get(), left_.get(), count_, info_);
-        } else {
-          MPI_Reduce_local(incoming_.get(), left_.get(), count_, info_.type, op_);
-        }
-        ++left_count_;
-      }
-      MPI_Reduce_local(incoming_.get(), partial_.get(), count_, info_.type, op_);
       received_ = false;
+      if (!exclusive_) {
+        MPI_Reduce_local(incoming_.get(), recvbuf_, count_, info_.type, op_);
+      } else {
+        // recvbuf = (everything left of this rank so far); the first block arrived there directly.
+        const void* arrived = rounds_received_ == 1 ? recvbuf_ : incoming_.get();
+        if (rounds_received_ > 1) MPI_Reduce_local(arrived, recvbuf_, count_, info_.type, op_);
+        if (sends_later()) {
+          if (partial_ != combined_.get()) {
+            combined_ = TypedBuffer(scratch(), info_, count_);
+            detail::copy_elements(partial_, combined_.get(), count_, info_);
+            partial_ = combined_.get();
+          }
+          MPI_Reduce_local(arrived, combined_.get(), count_, info_.type, op_);
+        }
+      }
     }
     if (distance_ < comm_.size()) {
-      if (me + distance_ < comm_.size()) send(partial_.get(), count_, info_.type, me + distance_, detail::kUp);
+      if (me + distance_ < comm_.size()) send(partial_, count_, info_.type, me + distance_, detail::kUp);
       if (me - distance_ >= 0) {
-        receive(incoming_.get(), count_, info_.type, me - distance_, detail::kUp);
+        void* into = recvbuf_;
+        if (!(exclusive_ && rounds_received_ == 0)) {
+          if (incoming_.get() == nullptr) incoming_ = TypedBuffer(scratch(), info_, count_);
+          into = incoming_.get();
+        }
+        receive(into, count_, info_.type, me - distance_, detail::kUp);
         received_ = true;
+        ++rounds_received_;
       }
       distance_ *= 2;
       return;
-    }
-    if (!exclusive_) {
-      detail::copy_elements(partial_.get(), recvbuf_, count_, info_);
-    } else if (left_count_ > 0) {
-      detail::copy_elements(left_.get(), recvbuf_, count_, info_);
     }
     finish();
   }
@@ -382,10 +401,11 @@ class ScanDoubling final : public Collective {
   TypeInfo info_;
   MPI_Op op_;
   bool exclusive_;
-  TypedBuffer partial_;
+  const void* partial_ = nullptr;  // this rank's running combination (ranks r - 2^k + 1 .. r)
+  TypedBuffer own_;
+  TypedBuffer combined_;
   TypedBuffer incoming_;
-  TypedBuffer left_;
-  int left_count_ = 0;
+  int rounds_received_ = 0;
   int distance_ = 1;
   bool received_ = false;
 };
