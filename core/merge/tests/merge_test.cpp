@@ -293,6 +293,27 @@ void bad_calls(Checker& check, MPI_Datatype item_type) {
       "negative", "negative output count");
   check.throws<merge::Error>([] { merge::parse_variant("fence"); }, "unknown variant",
                              "unknown variant name");
+  // Unsorted input (issue 18, class 8): every PE throws, naming the input and the position.
+  for (merge::Variant variant : merge::all_variants()) {
+    merge::Options checked;
+    checked.variant = variant;
+    const int r = check.rank(), p = check.size();
+    // A locally unsorted on the last PE: keys 5, 4.
+    std::vector<Item> local_a(2, Item{1, 0, 0});
+    if (r == p - 1) local_a = {Item{5, 0, 0}, Item{4, 0, 1}};
+    check.throws<merge::Error>(
+        [&] { merge::stable_merge(local_a, b, item_type, MPI_COMM_WORLD, KeyLess(), checked); },
+        "input A is not sorted", "A unsorted inside one PE's block, ", merge::to_string(variant));
+    if (p > 1) {
+      // B sorted inside every block but descending across PEs, with an empty block between
+      // (PE 1 holds nothing): the boundary check reads across it.
+      std::vector<Item> across_b;
+      if (r != 1 || p == 2) across_b = {Item{static_cast<std::uint64_t>(100 - r), 1, 0}, Item{static_cast<std::uint64_t>(100 - r), 1, 1}};
+      check.throws<merge::Error>(
+          [&] { merge::stable_merge(a, across_b, item_type, MPI_COMM_WORLD, KeyLess(), checked); },
+          "input B is not sorted", "B unsorted across PEs, ", merge::to_string(variant));
+    }
+  }
   // The communicator is still usable after the failed calls.
   const auto c = merge::stable_merge(a, b, item_type, MPI_COMM_WORLD, KeyLess());
   check.equal(c.size(), static_cast<std::size_t>(5), "merge after the failed calls");

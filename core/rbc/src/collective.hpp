@@ -16,8 +16,27 @@
 
 namespace rbc::detail {
 
-// Message phases inside one collective (the low bits of its tags).
-enum Phase : int { kUp = 0, kDown = 1, kCount = 2, kForward = 3 };
+// Message phases inside one collective (the low bits of its tags; at most 31).
+// kAgree: the checked build's signature handshake (below), run before the collective's own steps.
+enum Phase : int { kUp = 0, kDown = 1, kCount = 2, kForward = 3, kAgree = 31 };
+
+// The checked build (RBC_CHECK_ENVELOPE) starts every collective with a handshake: each member
+// sends an empty message carrying the collective's signature (kind, root, count) to its parent
+// in the binomial tree rooted at rank 0, and waits for its children's, before the collective's
+// own messages. The tree does not depend on the signature, so when all members start their n-th
+// collective on the communicator the handshake completes whatever they called, and every edge
+// compares two members' signatures at the receiver (wire.cpp): if any two members disagree, some
+// parent sees a child's different signature and aborts with "rbc: mismatched collectives ...",
+// naming both. This catches what the collective's own messages cannot: members that disagree on
+// the root (their trees differ, so messages never meet), counts only the root would compare,
+// and collectives whose messages only flow away from the odd member. Cost: one empty message
+// per member and a tree's depth of latency per collective, in the checked build only.
+// RBC_TEST_NO_AGREEMENT (the rbc_checked_noagree build) leaves it out, to show what it catches.
+#if defined(RBC_CHECK_ENVELOPE) && !defined(RBC_TEST_NO_AGREEMENT)
+inline constexpr bool kAgreeOnSignature = true;
+#else
+inline constexpr bool kAgreeOnSignature = false;
+#endif
 
 // What a collective is, as far as its members must agree (checked in the checked build).
 enum class Kind : std::uint32_t { bcast = 1, reduce, allreduce, scan, exscan, scan_and_bcast, gather, allgather, gatherm, barrier };
@@ -47,6 +66,10 @@ class Collective : public Operation {
           finished();
         }
         return true;
+      }
+      if (kAgreeOnSignature && !agreed_) {
+        agree();
+        continue;
       }
       step();
     }
@@ -95,6 +118,14 @@ class Collective : public Operation {
   int state_ = 0;
 
  private:
+  // Posts the handshake (see kAgreeOnSignature); the collective's steps start once it completed.
+  void agree() {
+    agreed_ = true;
+    const BinomialTree tree(comm_.size(), 0, comm_.rank());
+    for (int c : tree.children()) receive(&agree_token_, 0, MPI_BYTE, tree.absolute(c), kAgree);
+    if (!tree.is_root()) send(&agree_token_, 0, MPI_BYTE, tree.absolute(tree.parent()), kAgree);
+  }
+
   void release() {
     if (!released_) {
       released_ = true;
@@ -106,6 +137,8 @@ class Collective : public Operation {
   std::uint64_t signature_;
   bool finished_ = false;
   bool released_ = false;
+  bool agreed_ = false;
+  char agree_token_ = 0;
 };
 
 }  // namespace rbc::detail

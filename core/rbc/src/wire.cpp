@@ -70,6 +70,14 @@ std::string describe(std::uint64_t signature) {
   MPI_Comm_get_errhandler(comm, &handler);
   // MPI_ERRORS_RETURN only asks for the error to come back, which the exception does (and
   // SMPI 3.32 crashes when it is called through MPI_Comm_call_errhandler).
+  if (handler == MPI_ERRORS_ARE_FATAL) {
+    // What the fatal handler does, with RBC's text: SMPI 3.32 crashes in MPI_Comm_call_errhandler
+    // (segfault), and Open MPI 4.1 fails to print its report for a class raised this way.
+    std::fprintf(stderr, "rbc: %s (%s; the error handler is MPI_ERRORS_ARE_FATAL)\n", what.c_str(),
+                 error_class == MPI_ERR_TRUNCATE ? "MPI_ERR_TRUNCATE" : "MPI error");
+    std::fflush(stderr);
+    MPI_Abort(comm, error_class);
+  }
   if (handler != MPI_ERRORS_RETURN) MPI_Comm_call_errhandler(comm, error_class);
   if (handler != MPI_ERRORS_RETURN && handler != MPI_ERRORS_ARE_FATAL && handler != MPI_ERRHANDLER_NULL) {
     MPI_Errhandler_free(&handler);

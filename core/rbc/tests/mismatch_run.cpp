@@ -3,6 +3,12 @@
 // collectives ...", naming both. Expected to FAIL (see expect_failure.sh in BUILD.bazel).
 //   mismatch_run barrier_vs_bcast   rank 1 calls barrier, the others bcast from rank 0
 //   mismatch_run count              rank 2 broadcasts 2 ints, the others 1
+// Mismatches no message of the collective itself reveals (its messages never meet, or only flow
+// away from the odd rank); the checked build's signature handshake (collective.hpp) names them:
+//   mismatch_run bcast_root         the last rank broadcasts from itself, the others from rank 0
+//                                   (without the handshake: returns silently, messages left over)
+//   mismatch_run reduce_root        the last rank reduces to rank 1, the others to rank 0 (hangs)
+//   mismatch_run gather_root        rank 1 gathers to itself, the others to rank 0 (hangs)
 #include <mpi.h>
 
 #include <cstdio>
@@ -23,8 +29,17 @@ int main(int argc, char** argv) {
     }
   } else if (mode == "count") {
     rbc::bcast(values, world.rank() == 2 ? 2 : 1, MPI_INT, 0, world);
+  } else if (mode == "bcast_root") {
+    const int last = world.size() - 1;
+    rbc::bcast(values, 1, MPI_INT, world.rank() == last ? last : 0, world);
+  } else if (mode == "reduce_root") {
+    int sum = 0;
+    rbc::reduce(values, &sum, 1, MPI_INT, MPI_SUM, world.rank() == world.size() - 1 ? 1 : 0, world);
+  } else if (mode == "gather_root") {
+    int all[64] = {};
+    rbc::gather(values, 1, MPI_INT, all, 1, MPI_INT, world.rank() == 1 ? 1 : 0, world);
   } else {
-    std::fprintf(stderr, "usage: mismatch_run barrier_vs_bcast|count\n");
+    std::fprintf(stderr, "usage: mismatch_run barrier_vs_bcast|count|bcast_root|reduce_root|gather_root\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   // Keep every rank alive until the mismatch is reported (under SMPI a send to a rank that has

@@ -97,6 +97,26 @@ struct NanLastLess {
   }
 };
 
+// Every PE of a sort must pass the same Config. A digest of it travels with the sort's first
+// collective (every build: every PE throws jquick::Error if the digests differ), which covers
+// every field when the PEs agree on the layer. PEs that disagree on the layer (or, on a
+// sub-range of an MPI communicator, on the RBC wildcard mode) never reach a common first
+// collective: the checked build (//core/jquick:jquick_checked, JQUICK_CHECK_CONFIG) adds one
+// MPI_Allreduce of the digest before the layer is set up, so they throw instead of hanging.
+std::uint64_t config_digest(const Config& config);
+// The digest reduced to 20 bits (plus 1), so that p * sum d^2 fits 64 bits up to p = 2^22.
+inline long long config_check_value(const Config& config) {
+  return static_cast<long long>(config_digest(config) & 0xfffff) + 1;
+}
+// True iff the p values whose sum is `sum` and whose sum of squares is `sum_squares` are equal.
+inline bool configs_agree(long long sum, long long sum_squares, int p) {
+  return static_cast<unsigned __int128>(sum_squares) * static_cast<unsigned>(p) ==
+         static_cast<unsigned __int128>(sum) * static_cast<unsigned __int128>(sum);
+}
+// "the PEs passed different Configs ...", naming this PE's.
+std::string config_mismatch_message(const Config& config);
+std::string describe(const Config& config);
+
 const char* layer_name(Layer layer);
 const char* schedule_name(Schedule schedule);
 // Accepts "rbc", "mpi_create_group" / "create_group", "mpi_split" / "split"; throws Error.

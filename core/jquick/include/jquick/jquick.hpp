@@ -8,7 +8,10 @@
 //
 // Contract:
 // - Collective over the communicator: every PE calls it with the same T, type, comparator
-//   and Config (seed included).
+//   and Config (seed included). PEs with different Configs all throw jquick::Error from the
+//   first collective (a Config digest rides on it); PEs with different layers only in the
+//   checked build //core/jquick:jquick_checked, which agrees on the Config before choosing a
+//   layer (elsewhere they wait in different first collectives).
 // - T is trivially copyable; `type` describes exactly one T: MPI_Type_size(type) ==
 //   sizeof(T) and its extent is sizeof(T) (for a struct use e.g.
 //   MPI_Type_contiguous(sizeof(T), MPI_BYTE)). Otherwise every PE throws jquick::Error before
@@ -37,6 +40,7 @@
 #include <vector>
 
 #include "jquick/config.hpp"
+#include "jquick/detail/agree.hpp"
 #include "jquick/detail/layers.hpp"
 #include "jquick/detail/sorter.hpp"
 #include "rbc/comm.hpp"
@@ -48,6 +52,9 @@ template <class T, class Less = std::less<T>>
 Stats sort(std::vector<T>& data, MPI_Datatype type, MPI_Comm comm, Less less = Less(),
            const Config& config = Config()) {
   detail::check_datatype(type, sizeof(T));
+#ifdef JQUICK_CHECK_CONFIG
+  detail::agree_on_config(config, comm);  // the layers' first collectives differ (config.hpp)
+#endif
   Stats stats;
   const double start = MPI_Wtime();
   if (config.layer == Layer::rbc) {
@@ -71,6 +78,9 @@ template <class T, class Less = std::less<T>>
 Stats sort(std::vector<T>& data, MPI_Datatype type, const rbc::RangeComm& comm,
            Less less = Less(), const Config& config = Config()) {
   detail::check_datatype(type, sizeof(T));
+#ifdef JQUICK_CHECK_CONFIG
+  if (comm.is_member()) detail::agree_on_config(config, comm);
+#endif
   if (config.layer != Layer::rbc) {
     throw Error("sorting on an rbc::RangeComm needs Config::layer == Layer::rbc");
   }

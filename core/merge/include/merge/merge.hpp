@@ -33,6 +33,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -74,6 +75,55 @@ void batched_iteration(CorankSearch& search, RemoteInputs& in, const Less& less)
   const bool first_holds = first && less(b[1], a[0]);
   const bool second_holds = !first_holds && second && !less(b[0], a[1]);
   search.step(first_holds, second_holds);
+}
+
+// Throws merge::Error on every PE unless A and B are sorted by `less` across the PEs: local
+// order of this PE's blocks, its first elements against the elements before them (one-sided
+// reads, one epoch), then one MPI_Allreduce(MIN) of the first out-of-order global index of A
+// and of B. Collective.
+template <class T, class Less>
+void check_sorted(const T* a, std::uint64_t m_local, const T* b, std::uint64_t n_local,
+                  RemoteInputs& in, MPI_Comm comm, const Less& less) {
+  constexpr std::uint64_t kSorted = UINT64_MAX;
+  const Distribution& dist = in.distribution();
+  const T* blocks[2] = {a, b};
+  const std::uint64_t counts[2] = {m_local, n_local};
+  const std::uint64_t offsets[2] = {dist.a.offset(dist.rank), dist.b.offset(dist.rank)};
+  std::uint64_t first_bad[2] = {kSorted, kSorted};
+  T before[2] = {};
+  in.open_epoch();
+  for (int s = 0; s < 2; ++s) {
+    if (counts[s] > 0 && offsets[s] > 0) {
+      in.get(s == 0 ? RemoteInputs::seq_a : RemoteInputs::seq_b, offsets[s] - 1, 1, &before[s]);
+    }
+  }
+  in.complete();
+  in.close_epoch();
+  for (int s = 0; s < 2; ++s) {
+    if (counts[s] == 0) continue;
+    if (offsets[s] > 0 && less(blocks[s][0], before[s])) {
+      first_bad[s] = offsets[s];
+      continue;
+    }
+    for (std::uint64_t i = 1; i < counts[s]; ++i) {
+      if (less(blocks[s][i], blocks[s][i - 1])) {
+        first_bad[s] = offsets[s] + i;
+        break;
+      }
+    }
+  }
+  cost::charge(cost::Kernel::copy, m_local + n_local);  // one pass over the blocks
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, first_bad, 2, MPI_UINT64_T, MPI_MIN, comm),
+            "MPI_Allreduce of the sortedness check");
+  for (int s = 0; s < 2; ++s) {
+    if (first_bad[s] == kSorted) continue;
+    const auto [owner, local] = (s == 0 ? dist.a : dist.b).locate(first_bad[s]);
+    throw Error(std::string("merge: input ") + (s == 0 ? "A" : "B") +
+                " is not sorted by the comparator: its element at global index " +
+                std::to_string(first_bad[s]) + " (PE " + std::to_string(owner) + ", local index " +
+                std::to_string(local) + ") is less than the element before it" +
+                (local == 0 ? " (on an earlier PE)" : ""));
+  }
 }
 
 // Co-ranks of output position k with the variant's synchronisation; collective for the fence
@@ -154,6 +204,7 @@ std::vector<T> stable_merge(const T* a, std::uint64_t m_local, const T* b, std::
   std::vector<T> out;
   {
     detail::RemoteInputs in(a, b, sizeof(T), type, dist, comm, options);
+    if (options.check_sorted) detail::check_sorted<T>(a, m_local, b, n_local, in, comm, less);
     const double corank_start = MPI_Wtime();
     local.setup = corank_start - start;
 

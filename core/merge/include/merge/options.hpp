@@ -43,6 +43,13 @@ struct Options {
   // floor((m+n)/p) + [i < (m+n) mod p]. When given, every PE gives its own count and the
   // counts must sum to m + n (otherwise every PE throws merge::Error).
   std::int64_t output_count = -1;
+  // Checks that A and B are sorted by the comparator before co-ranking: each PE checks its own
+  // blocks (O(m/p + n/p) comparisons) and its first element against the element before it
+  // (a one-sided read of the left neighbour's last element, wherever empty blocks put it); one
+  // MPI_Allreduce of two words then makes every PE throw merge::Error naming the first
+  // out-of-order position if any. Without it, unsorted input gives an unsorted output or an
+  // error on some PEs only. Must be the same on every PE (as all of Options).
+  bool check_sorted = true;
 };
 
 // Times in seconds (MPI_Wtime, simulated under SMPI) of this PE's call.

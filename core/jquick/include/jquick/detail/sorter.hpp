@@ -118,14 +118,18 @@ class Sorter {
     if (data.size() > static_cast<std::size_t>(INT64_MAX / 2)) throw Error("input too large");
     clock_.to(kCalculation);
     if (config_.verify) fingerprint_ = fingerprint(data.data(), data.size());
-    long long mine[3] = {static_cast<long long>(data.size()), count_nans(data),
-                         reflexive_elements(data)};
-    long long prefix[3] = {0, 0, 0}, total[3] = {0, 0, 0};
+    // The first collective also carries a digest of the Config (d, d^2: all PEs agree iff
+    // p * sum d^2 == (sum d)^2), so PEs passing different Configs all throw here.
+    const long long digest = config_check_value(config_);
+    long long mine[5] = {static_cast<long long>(data.size()), count_nans(data),
+                         reflexive_elements(data), digest, digest * digest};
+    long long prefix[5] = {}, total[5] = {};
     {
       Pool pool;
-      layer_.scan_and_bcast(pool, layer_.root(), mine, prefix, total, 3, [] {});
+      layer_.scan_and_bcast(pool, layer_.root(), mine, prefix, total, 5, [] {});
       while (!pool.empty()) pool.progress();
     }
+    if (!configs_agree(total[3], total[4], p_)) throw Error(config_mismatch_message(config_));
     if (total[1] > 0) {
       throw Error("the input holds " + std::to_string(total[1]) +
                   " NaN keys, which std::less does not order; remove them or pass "
