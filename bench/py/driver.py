@@ -45,8 +45,8 @@ SMPI_COLLECTIVES = {
     "alltoallv": "ompi",
     "reduce_scatter": "mpich_rdb",
 }
-# MPI_Scan / MPI_Iscan have no selectable algorithm in SMPI 3.32.
-SMPI_FIXED = {"scan": "smpi_builtin_scan"}
+# MPI_Scan / MPI_Iscan and MPI_Exscan have no selectable algorithm in SMPI 3.32.
+SMPI_FIXED = {"scan": "smpi_builtin_scan", "exscan": "smpi_builtin_exscan"}
 
 # SMPI injects smpi/test (MPI_Test) and smpi/iprobe (MPI_Iprobe) seconds per call, 100 us by
 # default, to stop busy loops from freezing the clock. That is a simulator guard, not a machine
@@ -314,7 +314,7 @@ def algorithms_argument(backend, flavor=None):
     else:
         # The library's own choice: Open MPI's tuned component, MPICH's default selection.
         name = "openmpi_tuned_default" if flavor == "openmpi" else f"{flavor or 'mpi'}_default"
-        algs = {c: name for c in ("bcast", "reduce", "gather", "scan")}
+        algs = {c: name for c in ("bcast", "reduce", "allreduce", "scan", "exscan", "gather", "allgather", "barrier")}
     return "--mpi-algorithms=" + ",".join(f"{c}:{a}" for c, a in sorted(algs.items()))
 
 

@@ -84,12 +84,13 @@ void batched_iteration(CorankSearch& search, RemoteInputs& in, const Less& less)
 template <class T, class Less>
 void check_sorted(const T* a, std::uint64_t m_local, const T* b, std::uint64_t n_local,
                   RemoteInputs& in, MPI_Comm comm, const Less& less) {
-  constexpr std::uint64_t kSorted = UINT64_MAX;
+  // Signed: MPICH 4.0.2's MPI_MIN on MPI_UINT64_T compares as signed (UINT64_MAX < 5 there).
+  constexpr std::int64_t kSorted = INT64_MAX;
   const Distribution& dist = in.distribution();
   const T* blocks[2] = {a, b};
   const std::uint64_t counts[2] = {m_local, n_local};
   const std::uint64_t offsets[2] = {dist.a.offset(dist.rank), dist.b.offset(dist.rank)};
-  std::uint64_t first_bad[2] = {kSorted, kSorted};
+  std::int64_t first_bad[2] = {kSorted, kSorted};
   T before[2] = {};
   in.open_epoch();
   for (int s = 0; s < 2; ++s) {
@@ -102,25 +103,26 @@ void check_sorted(const T* a, std::uint64_t m_local, const T* b, std::uint64_t n
   for (int s = 0; s < 2; ++s) {
     if (counts[s] == 0) continue;
     if (offsets[s] > 0 && less(blocks[s][0], before[s])) {
-      first_bad[s] = offsets[s];
+      first_bad[s] = static_cast<std::int64_t>(offsets[s]);
       continue;
     }
     for (std::uint64_t i = 1; i < counts[s]; ++i) {
       if (less(blocks[s][i], blocks[s][i - 1])) {
-        first_bad[s] = offsets[s] + i;
+        first_bad[s] = static_cast<std::int64_t>(offsets[s] + i);
         break;
       }
     }
   }
   cost::charge(cost::Kernel::copy, m_local + n_local);  // one pass over the blocks
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, first_bad, 2, MPI_UINT64_T, MPI_MIN, comm),
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, first_bad, 2, MPI_INT64_T, MPI_MIN, comm),
             "MPI_Allreduce of the sortedness check");
   for (int s = 0; s < 2; ++s) {
     if (first_bad[s] == kSorted) continue;
-    const auto [owner, local] = (s == 0 ? dist.a : dist.b).locate(first_bad[s]);
+    const auto bad = static_cast<std::uint64_t>(first_bad[s]);
+    const auto [owner, local] = (s == 0 ? dist.a : dist.b).locate(bad);
     throw Error(std::string("merge: input ") + (s == 0 ? "A" : "B") +
                 " is not sorted by the comparator: its element at global index " +
-                std::to_string(first_bad[s]) + " (PE " + std::to_string(owner) + ", local index " +
+                std::to_string(bad) + " (PE " + std::to_string(owner) + ", local index " +
                 std::to_string(local) + ") is less than the element before it" +
                 (local == 0 ? " (on an earlier PE)" : ""));
   }
