@@ -1068,9 +1068,11 @@ class Sorter {
   void keep_share(Small& small) {
     if (small.bytes.back() != 0) comparator_broken("comp(x, x) was true for a gathered element");
     const std::int64_t count = small.t1 - small.t0;
-    std::memcpy(static_cast<void*>(work_.data() + (small.t0 - my_start_)),
-                small.bytes.data() + (small.t0 - small.gb) * static_cast<std::int64_t>(sizeof(T)),
-                static_cast<std::size_t>(count) * sizeof(T));
+    if (count > 0) {  // a PE without elements may have no storage at all
+      std::memcpy(static_cast<void*>(work_.data() + (small.t0 - my_start_)),
+                  small.bytes.data() + (small.t0 - small.gb) * static_cast<std::int64_t>(sizeof(T)),
+                  static_cast<std::size_t>(count) * sizeof(T));
+    }
     stats_.bytes_copied += static_cast<long long>(count * static_cast<std::int64_t>(sizeof(T)));
     cost::charge(cost::Kernel::copy, static_cast<std::size_t>(count));
     std::vector<Sample>().swap(small.samples);
