@@ -44,8 +44,10 @@ bool commutative(MPI_Op op) {
 
 // Short vectors and two ranks go by recursive doubling (one message per round) rather than up
 // and down a tree (two messages per level, one after the other).
-bool doubling(const TypeInfo& info, int count, int p) {
-  return p == 2 || static_cast<long long>(info.size) * count <= detail::kEagerBytes;
+bool doubling(MPI_Datatype type, int count, int p) {
+  int size = 0;
+  MPI_Type_size(type, &size);
+  return p == 2 || static_cast<long long>(size) * count <= detail::kEagerBytes;
 }
 
 // Reduce (to a root) and allreduce (to everyone) on a binomial tree. Non-commutative operations
@@ -418,6 +420,30 @@ enum class Layout {
   kAllCounts,   // counts known everywhere (allgatherv)
 };
 
+// Where each rank's part lies in a gather's receive buffer: `recvcount` elements at
+// rank * recvcount (counts == nullptr), or counts[rank] at displs[rank]. Only meaningful where the
+// receive arguments are significant.
+struct Slots {
+  int recvcount;
+  const int* counts;
+  const int* displs;
+  MPI_Aint extent;
+
+  int count(int rank) const { return counts == nullptr ? recvcount : counts[rank]; }
+  std::int64_t displ(int rank) const {
+    return counts == nullptr ? static_cast<std::int64_t>(rank) * recvcount : displs[rank];
+  }
+  void* at_rank(void* recvbuf, int rank) const { return at(recvbuf, displ(rank), extent); }
+};
+
+// A receiving rank's own part must fill its slot exactly.
+void check_own_part(const char* call, int me, std::int64_t own_bytes, std::int64_t slot_bytes) {
+  if (own_bytes != slot_bytes) {
+    throw Error(std::string(call) + ": rank " + std::to_string(me) + " sends " + std::to_string(own_bytes) +
+                " bytes but its receive slot holds " + std::to_string(slot_bytes));
+  }
+}
+
 class Gather final : public Collective {
  public:
   // to_all: the assembled block is broadcast back down and unpacked everywhere (allgather[v]).
@@ -427,10 +453,8 @@ class Gather final : public Collective {
       : Collective(comm, to_all ? detail::Kind::allgather : detail::Kind::gather, to_all ? -1 : root, -1),
         call_(call),
         recvbuf_(recvbuf),
-        recvcount_(recvcount),
-        counts_(counts),
-        displs_(displs),
         recv_(recvtype),
+        slots_{recvcount, counts, displs, recv_.extent},
         send_(sendbuf == MPI_IN_PLACE ? recvtype : sendtype),
         layout_(layout),
         to_all_(to_all),
@@ -438,32 +462,23 @@ class Gather final : public Collective {
         in_place_(sendbuf == MPI_IN_PLACE) {
     const int me = comm.rank();
     const bool receives = to_all || me == root;
-    own_count_ = in_place_ ? slot_count(me) : sendcount;
+    own_count_ = in_place_ ? slots_.count(me) : sendcount;
     own_bytes_ = static_cast<std::int64_t>(own_count_) * send_.size;
-    if (receives && own_bytes_ != static_cast<std::int64_t>(slot_count(me)) * recv_.size) {
-      throw Error(std::string(call) + ": rank " + std::to_string(me) + " sends " +
-                  std::to_string(own_bytes_) + " bytes but its receive slot holds " +
-                  std::to_string(static_cast<std::int64_t>(slot_count(me)) * recv_.size));
-    }
+    if (receives) check_own_part(call, me, own_bytes_, static_cast<std::int64_t>(slots_.count(me)) * recv_.size);
     if (layout_ != Layout::kRootCounts) {
       offsets_.resize(static_cast<std::size_t>(comm.size()) + 1, 0);
       for (int j = 0; j < comm.size(); ++j) {
         const std::int64_t bytes =
             layout_ == Layout::kEqual ? own_bytes_
-                                      : static_cast<std::int64_t>(slot_count(tree_.absolute(j))) * recv_.size;
+                                      : static_cast<std::int64_t>(slots_.count(tree_.absolute(j))) * recv_.size;
         offsets_[j + 1] = offsets_[j] + bytes;
       }
     }
-    own_ = in_place_ ? at(recvbuf, slot_displ(me), recv_.extent) : sendbuf;
+    own_ = in_place_ ? slots_.at_rank(recvbuf, me) : sendbuf;
     direct_ = receives && assembles_in_place();
   }
 
  private:
-  // Receive slot of `rank`; only meaningful where receive arguments are significant.
-  int slot_count(int rank) const { return layout_ == Layout::kEqual ? recvcount_ : counts_[rank]; }
-  std::int64_t slot_displ(int rank) const {
-    return layout_ == Layout::kEqual ? static_cast<std::int64_t>(rank) * recvcount_ : displs_[rank];
-  }
   int parent() const { return tree_.absolute(tree_.parent()); }
   int v() const { return tree_.relative(); }
 
@@ -472,7 +487,7 @@ class Gather final : public Collective {
   bool assembles_in_place() const {
     if (layout_ == Layout::kRootCounts || tree_.absolute(0) != 0 || !recv_.contiguous()) return false;
     for (int j = 0; j < comm_.size(); ++j) {
-      if (slot_displ(j) * recv_.size != offsets_[j]) return false;
+      if (slots_.displ(j) * recv_.size != offsets_[j]) return false;
     }
     return true;
   }
@@ -538,10 +553,10 @@ class Gather final : public Collective {
     std::int64_t offset = 0;
     for (int j = 0; j < p; ++j) {
       const int rank = tree_.absolute(j);
-      const std::int64_t bytes = static_cast<std::int64_t>(slot_count(rank)) * recv_.size;
+      const std::int64_t bytes = static_cast<std::int64_t>(slots_.count(rank)) * recv_.size;
       if (offset + bytes > block_bytes_) break;
       if (!(in_place_ && rank == comm_.rank())) {
-        detail::unpack_elements(block_ + offset, slot_count(rank), recv_, at(recvbuf_, slot_displ(rank), recv_.extent));
+        detail::unpack_elements(block_ + offset, slots_.count(rank), recv_, slots_.at_rank(recvbuf_, rank));
       }
       offset += bytes;
     }
@@ -553,10 +568,8 @@ class Gather final : public Collective {
 
   const char* call_;
   void* recvbuf_;
-  int recvcount_;
-  const int* counts_;
-  const int* displs_;
   TypeInfo recv_;
+  Slots slots_;
   TypeInfo send_;
   Layout layout_;
   bool to_all_;
@@ -585,26 +598,20 @@ class AllgatherDoubling final : public Collective {
       : Collective(comm, detail::Kind::allgather, -1, -1),
         call_(call),
         recvbuf_(recvbuf),
-        recvcount_(recvcount),
-        counts_(counts),
-        displs_(displs),
-        recv_(recvtype) {
+        recv_(recvtype),
+        slots_{recvcount, counts, displs, recv_.extent} {
     const int p = comm.size();
     const int me = comm.rank();
     const bool in_place = sendbuf == MPI_IN_PLACE;
     const TypeInfo send(in_place ? recvtype : sendtype);
-    const int own_count = in_place ? slot_count(me) : sendcount;
-    if (static_cast<std::int64_t>(own_count) * send.size != static_cast<std::int64_t>(slot_count(me)) * recv_.size) {
-      throw Error(std::string(call) + ": rank " + std::to_string(me) + " sends " +
-                  std::to_string(static_cast<std::int64_t>(own_count) * send.size) +
-                  " bytes but its receive slot holds " +
-                  std::to_string(static_cast<std::int64_t>(slot_count(me)) * recv_.size));
-    }
+    const int own_count = in_place ? slots_.count(me) : sendcount;
+    check_own_part(call, me, static_cast<std::int64_t>(own_count) * send.size,
+                   static_cast<std::int64_t>(slots_.count(me)) * recv_.size);
     offsets_.resize(static_cast<std::size_t>(p) + 1, 0);
     bool direct = recv_.contiguous();
     for (int j = 0; j < p; ++j) {
-      offsets_[j + 1] = offsets_[j] + static_cast<std::int64_t>(slot_count(j)) * recv_.size;
-      direct = direct && slot_displ(j) * recv_.size == offsets_[j];
+      offsets_[j + 1] = offsets_[j] + static_cast<std::int64_t>(slots_.count(j)) * recv_.size;
+      direct = direct && slots_.displ(j) * recv_.size == offsets_[j];
     }
     direct_ = direct;
     if (direct_) {
@@ -614,7 +621,7 @@ class AllgatherDoubling final : public Collective {
       block_ = static_cast<char*>(storage_.get());
     }
     if (!(direct_ && in_place)) {
-      const void* own = in_place ? at(recvbuf, slot_displ(me), recv_.extent) : sendbuf;
+      const void* own = in_place ? slots_.at_rank(recvbuf, me) : sendbuf;
       detail::pack_elements(own, own_count, send, block_ + offsets_[me]);
     }
   }
@@ -622,11 +629,6 @@ class AllgatherDoubling final : public Collective {
   static bool applies(int p) { return p > 1 && (p & (p - 1)) == 0; }
 
  private:
-  int slot_count(int rank) const { return counts_ == nullptr ? recvcount_ : counts_[rank]; }
-  std::int64_t slot_displ(int rank) const {
-    return displs_ == nullptr ? static_cast<std::int64_t>(rank) * recvcount_ : displs_[rank];
-  }
-
   void step() override {
     const int me = comm_.rank();
     if (mask_ < comm_.size()) {
@@ -642,7 +644,7 @@ class AllgatherDoubling final : public Collective {
     }
     if (!direct_) {
       for (int j = 0; j < comm_.size(); ++j) {
-        detail::unpack_elements(block_ + offsets_[j], slot_count(j), recv_, at(recvbuf_, slot_displ(j), recv_.extent));
+        detail::unpack_elements(block_ + offsets_[j], slots_.count(j), recv_, slots_.at_rank(recvbuf_, j));
       }
     }
     finish();
@@ -650,10 +652,8 @@ class AllgatherDoubling final : public Collective {
 
   const char* call_;
   void* recvbuf_;
-  int recvcount_;
-  const int* counts_;
-  const int* displs_;
   TypeInfo recv_;
+  Slots slots_;
   bool direct_ = false;
   std::vector<std::int64_t> offsets_;
   TypedBuffer storage_;
@@ -796,7 +796,7 @@ void reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MP
 Request iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                    const RangeComm& comm) {
   check_reduction("allreduce", count, type, op);
-  if (doubling(TypeInfo(type), count, comm.size())) return start<AllreduceDoubling>(sendbuf, recvbuf, count, type, op, comm);
+  if (doubling(type, count, comm.size())) return start<AllreduceDoubling>(sendbuf, recvbuf, count, type, op, comm);
   return start<Reduce>(sendbuf, recvbuf, count, type, op, 0, true, comm);
 }
 
@@ -808,7 +808,7 @@ void allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
 Request iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
               const RangeComm& comm) {
   check_reduction("scan", count, type, op);
-  if (doubling(TypeInfo(type), count, comm.size())) return start<ScanDoubling>(sendbuf, recvbuf, count, type, op, false, comm);
+  if (doubling(type, count, comm.size())) return start<ScanDoubling>(sendbuf, recvbuf, count, type, op, false, comm);
   return start<Scan>(sendbuf, recvbuf, nullptr, count, type, op, ScanKind::kInclusive, comm);
 }
 
@@ -820,7 +820,7 @@ void scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_
 Request iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                 const RangeComm& comm) {
   check_reduction("exscan", count, type, op);
-  if (doubling(TypeInfo(type), count, comm.size())) return start<ScanDoubling>(sendbuf, recvbuf, count, type, op, true, comm);
+  if (doubling(type, count, comm.size())) return start<ScanDoubling>(sendbuf, recvbuf, count, type, op, true, comm);
   return start<Scan>(sendbuf, recvbuf, nullptr, count, type, op, ScanKind::kExclusive, comm);
 }
 
