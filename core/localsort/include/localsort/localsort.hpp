@@ -5,7 +5,7 @@
 //   localsort::sort(first, last, less)   // the one entry point the sorts call
 //
 // - Arithmetic keys (integers, float, double) under std::less / std::greater (typed or
-//   transparent) go to an LSD radix sort (detail/radix.hpp): O(n) work, one n-sized buffer.
+//   transparent) go to an MSD radix sort (detail/radix.hpp): O(n) work, one n-sized buffer.
 //   Floating point is ordered by its IEEE bits: -0.0 before +0.0 (std::less calls them
 //   equivalent, so either order is sorted), and NaNs, which std::less does not order, at the
 //   ends (negative-signed NaNs first, others last). JQuick rejects NaN under std::less before

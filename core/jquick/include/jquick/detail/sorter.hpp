@@ -739,18 +739,20 @@ class Sorter {
   // A base case on two PEs moves only the elements that cross (item 2 of issue 17). The left
   // PE holds A, the right PE B; the left PE keeps the first L elements of the pair in merged
   // order (ties: A first), that is A[0, i) and B[0, L - i) for the co-rank i. Both PEs sort
-  // their elements, then (1.5 round trips in all):
-  //   1. right -> left: B[j-1], B[j] for K candidate splits spread over the range where i can
-  //      lie (both PEs know it: max(0, L - |B|) .. min(|A|, L)), sent unasked;
-  //   2. left -> right: the left PE narrows i to [lo, hi] (at most range / K wide) and sends
-  //      A[lo, |A|): what crosses plus the few elements whose side it could not decide;
-  //   3. right -> left: the right PE, now holding A[lo, hi), finds i by binary search and
-  //      sends B[0, L - i); the left PE reads i from that count.
-  // Each PE then merges the run it received into what it keeps. A comparator that is not a
-  // strict weak order can only move i within its range, never out of it, and each PE takes i
-  // from what the other actually sent, so counts always match.
+  // their elements; then three steps, in each of which both PEs send at once:
+  //   1. each sends its keys around K candidate splits spread over the range where i can lie
+  //      (both know it: max(0, L - |B|) .. min(|A|, L)): A[i-1], A[i] from the left, B[j-1],
+  //      B[j] (j = L - i) from the right. Both PEs now hold the same keys and narrow the range
+  //      alike to [lo, hi], at most range / K wide;
+  //   2. the left PE sends A[lo, |A|), the right PE B[0, L - lo): what crosses plus the window
+  //      whose side is not decided yet. Each count tells the receiver the sender's lo;
+  //   3. each PE finds i in the window by binary search and sends it; both use the left PE's.
+  // The two large messages travel at the same time. Each PE then merges what it keeps with what
+  // it received. Both PEs hold the data for any i at or above both lo's, so a comparator that
+  // is not a strict weak order can make the PEs disagree on i (which both then see and report)
+  // but never lose or duplicate an element.
   static constexpr int kKeysTag = kTagBase + 1;
-  static constexpr std::int64_t kCandidates = 512;
+  static constexpr int kSplitTag = kTagBase + 2;
 
   struct Pair {
     T* src = nullptr;             // this PE's elements (sorted in place first)
@@ -760,11 +762,14 @@ class Sorter {
     std::int64_t left_share = 0;  // L: how many elements of the pair the left PE keeps
     T* dst = nullptr;             // where this PE's share goes (may equal src)
     int partner = 0;
-    std::int64_t lo = 0, hi = 0;  // the range of i; narrowed by the left PE in step 2
-    std::int64_t i = -1;          // the co-rank, once known
-    std::vector<T> keys;          // step 1's keys (sent by the right PE, received by the left)
-    // The partner's run: A[lo, |A|) on the right, B[0, j) on the left (uninitialised storage:
-    // MPI writes it).
+    std::int64_t lo = 0, hi = 0;  // the range of i; step 1 narrows lo
+    std::int64_t partner_lo = 0;  // the partner's lo, read from the count of its run
+    std::int64_t split[1] = {-1};          // the i this PE found (step 3's message)
+    std::int64_t partner_split[1] = {-1};  // the i the partner found
+    std::int64_t i = -1;                   // the co-rank both use
+    std::vector<T> my_keys, their_keys;    // step 1
+    // The partner's run: A[lo, |A|) on the right, B[0, L - lo) on the left (uninitialised
+    // storage: MPI writes it).
     std::unique_ptr<T[]> incoming;
     std::int64_t incoming_count = 0;
   };
@@ -772,9 +777,13 @@ class Sorter {
   std::int64_t size_a(const Pair& pair) const { return pair.left ? pair.mine : pair.theirs; }
   std::int64_t size_b(const Pair& pair) const { return pair.left ? pair.theirs : pair.mine; }
 
-  // The candidate splits for step 1, computed alike on both PEs.
+  // Step 1's candidate splits, computed alike on both PEs: about sqrt(range) of them, so the
+  // keys and the undecided window cost about the same.
   static std::int64_t candidate_count(std::int64_t lo, std::int64_t hi) {
-    return std::min(kCandidates, hi - lo + 1);
+    const std::int64_t range = hi - lo;
+    std::int64_t k = 16;
+    while (k < 512 && k * k < range) k *= 2;
+    return std::min(k, range + 1);
   }
   static std::int64_t candidate(std::int64_t lo, std::int64_t hi, std::int64_t t) {
     const std::int64_t m = candidate_count(lo, hi);
@@ -799,147 +808,183 @@ class Sorter {
     for (Pair& pair : pairs) {
       pair.lo = std::max<std::int64_t>(0, pair.left_share - size_b(pair));
       pair.hi = std::min(size_a(pair), pair.left_share);
-      if (pair.left) {
-        if (pair.lo < pair.hi) {
-          receive_keys(pool, pair);
-        } else {
-          send_left_run(pool, pair);
-        }
+      if (pair.lo < pair.hi) {
+        exchange_keys(pool, pair);
       } else {
-        if (pair.lo < pair.hi) send_keys(pool, pair);
-        receive_left_run(pool, pair);
+        exchange_runs(pool, pair);  // i = lo: nothing to compare, nothing to agree on
       }
     }
   }
 
-  // Step 1, right PE.
-  void send_keys(Pool& pool, Pair& pair) {
-    const std::int64_t m = candidate_count(pair.lo, pair.hi);
-    const std::int64_t nb = pair.mine;
-    pair.keys.assign(static_cast<std::size_t>(2 * m), T());
-    for (std::int64_t t = 0; t < m; ++t) {
-      const std::int64_t j = pair.left_share - candidate(pair.lo, pair.hi, t);
-      if (j > 0) pair.keys[static_cast<std::size_t>(2 * t)] = pair.src[j - 1];
-      if (j < nb) pair.keys[static_cast<std::size_t>(2 * t + 1)] = pair.src[j];
-    }
-    layer_.isend(pool, layer_.root(), pair.keys.data(), static_cast<int>(2 * m), type_,
-                 pair.partner, kKeysTag);
+  // Whether the left PE keeps fewer than i elements of A (B[j-1] is not before A[i]);
+  // `a(k)` and `b(k)` read A[k] and B[k] wherever this PE holds them.
+  template <class ReadA, class ReadB>
+  bool too_few(const Pair& pair, std::int64_t i, ReadA a, ReadB b) const {
+    const std::int64_t j = pair.left_share - i;
+    return j > 0 && i < size_a(pair) && !less_(b(j - 1), a(i));
   }
 
-  // Step 1, left PE: i is right iff A[i-1] is not after B[j] and B[j-1] is before A[i]
-  // (j = L - i); every candidate that fails one test moves an end of [lo, hi].
-  void receive_keys(Pool& pool, Pair& pair) {
+  // Step 1.
+  void exchange_keys(Pool& pool, Pair& pair) {
     const std::int64_t m = candidate_count(pair.lo, pair.hi);
-    pair.keys.resize(static_cast<std::size_t>(2 * m));
+    pair.my_keys.assign(static_cast<std::size_t>(2 * m), T());
+    for (std::int64_t t = 0; t < m; ++t) {
+      const std::int64_t i = candidate(pair.lo, pair.hi, t);
+      const std::int64_t k = pair.left ? i : pair.left_share - i;  // A's i or B's j
+      if (k > 0) pair.my_keys[static_cast<std::size_t>(2 * t)] = pair.src[k - 1];
+      if (k < pair.mine) pair.my_keys[static_cast<std::size_t>(2 * t + 1)] = pair.src[k];
+    }
+    layer_.isend(pool, layer_.root(), pair.my_keys.data(), static_cast<int>(2 * m), type_,
+                 pair.partner, kKeysTag);
+    pair.their_keys.resize(static_cast<std::size_t>(2 * m));
     Pair* p = &pair;
-    layer_.irecv(pool, layer_.root(), pair.keys.data(), static_cast<int>(2 * m), type_,
+    layer_.irecv(pool, layer_.root(), pair.their_keys.data(), static_cast<int>(2 * m), type_,
                  pair.partner, kKeysTag, [this, p, m, &pool](int, int count) {
                    if (count != 2 * m) throw Error("internal: co-ranking key count");
-                   const T* a = p->src;
-                   const std::int64_t na = p->mine, nb = p->theirs, lo = p->lo, hi = p->hi;
-                   std::int64_t new_lo = lo, new_hi = hi;
-                   for (std::int64_t t = 0; t < m; ++t) {
-                     const std::int64_t i = candidate(lo, hi, t);
-                     const std::int64_t j = p->left_share - i;
-                     const T& below = p->keys[static_cast<std::size_t>(2 * t)];
-                     const T& at = p->keys[static_cast<std::size_t>(2 * t + 1)];
-                     const bool too_many = i > 0 && j < nb && less_(at, a[i - 1]);
-                     const bool too_few = j > 0 && i < na && !less_(below, a[i]);
-                     if (!too_many && !too_few) {
-                       new_lo = new_hi = i;
-                       break;
-                     }
-                     if (too_few) new_lo = std::max(new_lo, i + 1);
-                     if (too_many) new_hi = std::min(new_hi, i - 1);
-                   }
-                   // A comparator that is not a strict weak order can empty the interval.
-                   p->lo = std::min(new_lo, hi);
-                   p->hi = std::max(new_hi, p->lo);
-                   send_left_run(pool, *p);
+                   narrow(*p, m);
+                   exchange_runs(pool, *p);
                  });
   }
 
-  // Step 2, left PE: send A[lo, |A|) (possibly empty: its count tells the right PE lo) and
-  // wait for B[0, j), whose count gives i = L - j.
-  void send_left_run(Pool& pool, Pair& pair) {
-    const std::int64_t na = pair.mine;
-    layer_.isend(pool, layer_.root(), pair.src + pair.lo, static_cast<int>(na - pair.lo), type_,
-                 pair.partner, kTagBase);
+  // i is right iff A[i-1] is not after B[j] and B[j-1] is before A[i]; every candidate that
+  // fails one test moves an end of [lo, hi]. The same keys on both PEs give the same range.
+  void narrow(Pair& pair, std::int64_t m) {
+    const std::vector<T>& a_keys = pair.left ? pair.my_keys : pair.their_keys;
+    const std::vector<T>& b_keys = pair.left ? pair.their_keys : pair.my_keys;
+    const std::int64_t lo = pair.lo, hi = pair.hi;
+    std::int64_t new_lo = lo, new_hi = hi;
+    for (std::int64_t t = 0; t < m; ++t) {
+      const std::int64_t i = candidate(lo, hi, t);
+      const std::int64_t j = pair.left_share - i;
+      const std::size_t below = static_cast<std::size_t>(2 * t), at = below + 1;
+      const bool too_many = i > 0 && j < size_b(pair) && less_(b_keys[at], a_keys[below]);
+      const bool few = j > 0 && i < size_a(pair) && !less_(b_keys[below], a_keys[at]);
+      if (!too_many && !few) {
+        new_lo = new_hi = i;
+        break;
+      }
+      if (few) new_lo = std::max(new_lo, i + 1);
+      if (too_many) new_hi = std::min(new_hi, i - 1);
+    }
+    // A comparator that is not a strict weak order can empty the interval.
+    pair.lo = std::min(new_lo, hi);
+    pair.hi = std::max(new_hi, pair.lo);
+  }
+
+  // Step 2: send this PE's part from lo on, receive the partner's.
+  void exchange_runs(Pool& pool, Pair& pair) {
+    const bool keys_compared = !pair.my_keys.empty();
+    const std::int64_t first_lo = std::max<std::int64_t>(0, pair.left_share - size_b(pair));
+    if (pair.left) {
+      layer_.isend(pool, layer_.root(), pair.src + pair.lo,
+                   static_cast<int>(pair.mine - pair.lo), type_, pair.partner, kTagBase);
+    } else {
+      layer_.isend(pool, layer_.root(), pair.src, static_cast<int>(pair.left_share - pair.lo),
+                   type_, pair.partner, kTagBase);
+    }
     ++stats_.messages_sent;
-    const std::int64_t capacity = pair.left_share - pair.lo;
+    // The partner's lo is at least the range's first value.
+    const std::int64_t capacity =
+        pair.left ? pair.left_share - first_lo : size_a(pair) - first_lo;
     pair.incoming.reset(new T[static_cast<std::size_t>(capacity)]);
     Pair* p = &pair;
     layer_.irecv(pool, layer_.root(), pair.incoming.get(), static_cast<int>(capacity), type_,
-                 pair.partner, kTagBase, [this, p](int, int count) {
-                   const std::int64_t i = p->left_share - count;
-                   if (count < 0 || i < p->lo || i > std::min(p->mine, p->left_share)) {
-                     throw Error("internal: base case split out of range");
-                   }
-                   p->i = i;
-                   p->incoming_count = count;
+                 pair.partner, kTagBase,
+                 [this, p, first_lo, keys_compared, &pool](int, int count) {
                    ++stats_.messages_received;
-                 });
-  }
-
-  // Steps 2 and 3, right PE: receive A[lo, |A|), find i in [lo, hi] (the first split at which
-  // B[j-1] is before A[i]), send B[0, L - i).
-  void receive_left_run(Pool& pool, Pair& pair) {
-    const std::int64_t na = pair.theirs;
-    const std::int64_t capacity = na - pair.lo;
-    pair.incoming.reset(new T[static_cast<std::size_t>(capacity)]);
-    Pair* p = &pair;
-    layer_.irecv(pool, layer_.root(), pair.incoming.get(), static_cast<int>(capacity), type_,
-                 pair.partner, kTagBase, [this, p, na, &pool](int, int count) {
-                   if (count < 0 || count > na - p->lo) {
+                   const std::int64_t partner_lo =
+                       p->left ? p->left_share - count : size_a(*p) - count;
+                   if (count < 0 || partner_lo < first_lo ||
+                       partner_lo > std::min(size_a(*p), p->left_share)) {
                      throw Error("internal: base case message size");
                    }
-                   ++stats_.messages_received;
+                   p->partner_lo = partner_lo;
                    p->incoming_count = count;
-                   p->lo = na - count;
-                   const T* window = p->incoming.get();  // window[k - lo] = A[k]
-                   const T* b = p->src;
-                   std::int64_t first = p->lo, last = p->hi;
-                   while (first < last) {
-                     const std::int64_t i = first + (last - first) / 2;
-                     const std::int64_t j = p->left_share - i;
-                     const bool too_few = j > 0 && i < na && !less_(b[j - 1], window[i - p->lo]);
-                     if (too_few) {
-                       first = i + 1;
-                     } else {
-                       last = i;
-                     }
+                   if (!keys_compared) {
+                     p->i = p->lo;
+                     return;
                    }
-                   p->i = first;
-                   const std::int64_t j = p->left_share - first;
-                   layer_.isend(pool, layer_.root(), b, static_cast<int>(j), type_, p->partner,
-                                kTagBase);
-                   ++stats_.messages_sent;
+                   find_split(*p);
+                   exchange_splits(pool, *p);
                  });
   }
 
-  // After every send has completed: merge what this PE keeps with what it received.
+  // The first i in [max(lo, partner_lo), min(|A|, L)] that is not too few: both PEs hold
+  // A[i] and B[j-1] for every i there.
+  void find_split(Pair& pair) {
+    const std::int64_t from = std::max(pair.lo, pair.partner_lo);
+    const T* mine = pair.src;
+    const T* window = pair.incoming.get();  // B[0, ...) on the left, A[partner_lo, ...) on the right
+    const std::int64_t offset = pair.partner_lo;
+    const auto local = [mine](std::int64_t k) -> const T& { return mine[k]; };
+    const auto shifted = [window, offset](std::int64_t k) -> const T& {
+      return window[k - offset];
+    };
+    const auto received = [window](std::int64_t k) -> const T& { return window[k]; };
+    std::int64_t first = from, last = std::min(size_a(pair), pair.left_share);
+    while (first < last) {
+      const std::int64_t i = first + (last - first) / 2;
+      const bool few = pair.left ? too_few(pair, i, local, received)
+                                 : too_few(pair, i, shifted, local);
+      if (few) {
+        first = i + 1;
+      } else {
+        last = i;
+      }
+    }
+    pair.split[0] = first;
+  }
+
+  // Step 3: both PEs use the left PE's i.
+  void exchange_splits(Pool& pool, Pair& pair) {
+    layer_.isend(pool, layer_.root(), pair.split, 1, MPI_INT64_T, pair.partner, kSplitTag);
+    Pair* p = &pair;
+    layer_.irecv(pool, layer_.root(), pair.partner_split, 1, MPI_INT64_T, pair.partner,
+                 kSplitTag, [this, p](int, int count) {
+                   const std::int64_t i = p->left ? p->split[0] : p->partner_split[0];
+                   const std::int64_t from = std::max(p->lo, p->partner_lo);
+                   if (count != 1 || i < from || i > std::min(size_a(*p), p->left_share)) {
+                     throw Error("internal: base case split out of range");
+                   }
+                   if (p->split[0] != p->partner_split[0]) {
+                     comparator_broken("the two PEs of a base case found different splits");
+                   }
+                   p->i = i;
+                 });
+  }
+
+  // After every message has arrived: merge what this PE keeps with what it received, into a
+  // separate buffer where the share goes back over the input.
   void merge_pair(Pair& pair) {
     const std::int64_t i = pair.i;
     const std::int64_t j = pair.left_share - i;
-    if (pair.left) {
-      // A[0, i) is the head of src; the merged share fills dst[0, L) from the back.
-      const std::size_t received = static_cast<std::size_t>(pair.incoming_count);
-      localsort::merge_backward(pair.src, static_cast<std::size_t>(i), pair.incoming.get(),
-                                received, pair.dst, less_);
-      stats_.bytes_copied += static_cast<long long>((i + received) * sizeof(T));
-      cost::charge(cost::Kernel::merge, static_cast<std::size_t>(i) + received);
-    } else {
-      // B[j, b) is the tail of src; A[i, |A|) is the received run minus A[lo, i).
-      const std::size_t skip = static_cast<std::size_t>(i - pair.lo);
-      const std::size_t received = static_cast<std::size_t>(pair.incoming_count) - skip;
-      const std::size_t kept = static_cast<std::size_t>(pair.mine - j);
-      localsort::merge_forward(pair.incoming.get() + skip, received, pair.src + j, kept,
-                               pair.dst, less_);
-      stats_.bytes_copied += static_cast<long long>((received + kept) * sizeof(T));
-      cost::charge(cost::Kernel::merge, received + kept);
+    const T *a, *b;
+    std::size_t na, nb;
+    if (pair.left) {  // A[0, i) and B[0, j)
+      a = pair.src;
+      na = static_cast<std::size_t>(i);
+      b = pair.incoming.get();
+      nb = static_cast<std::size_t>(j);
+    } else {  // A[i, |A|) and B[j, |B|)
+      a = pair.incoming.get() + (i - pair.partner_lo);
+      na = static_cast<std::size_t>(pair.theirs - i);
+      b = pair.src + j;
+      nb = static_cast<std::size_t>(pair.mine - j);
     }
+    const std::size_t count = na + nb;
+    if (pair.dst != pair.src) {
+      localsort::merge(a, na, b, nb, pair.dst, less_);
+    } else {
+      std::unique_ptr<T[]> merged(new T[count]);
+      localsort::merge(a, na, b, nb, merged.get(), less_);
+      std::memcpy(static_cast<void*>(pair.dst), merged.get(), count * sizeof(T));
+      stats_.bytes_copied += static_cast<long long>(count * sizeof(T));
+    }
+    stats_.bytes_copied += static_cast<long long>(count * sizeof(T));
+    cost::charge(cost::Kernel::merge, count);
     pair.incoming.reset();
-    std::vector<T>().swap(pair.keys);
+    std::vector<T>().swap(pair.my_keys);
+    std::vector<T>().swap(pair.their_keys);
   }
 
   void solve_first_level_pair(std::vector<T>& data, std::int64_t n) {
