@@ -120,6 +120,9 @@ def quick():
     jobs.append(Job("split_bcast", "mpi", mpi_p, reps + ["--sizes=1"]))
     jobs.append(Job("sort", "mpi", mpi_p, reps + ["--nps=1,1024", "--distributions=uniform",
                                                    "--impls=jquick_rbc,jquick_mpi_create_group,hypercube_rbc"]))
+    # Issue 17's targets: JQuick against its lower bound and hypercube quicksort, two ranks.
+    jobs.append(Job("sort", "mpi", 2, ["--warmup=2", "--reps=15", "--nps=4096,65536", "--distributions=uniform",
+                                       "--impls=jquick_rbc,hypercube_rbc,lower_bound"]))
     return jobs
 
 

@@ -551,6 +551,51 @@ def jquick_vs_hypercube(d):
     return rows
 
 
+# Issue 17: JQuick at most this many times its lower bound (the local sort of n/p elements plus one
+# exchange of n/p elements with a partner, bench/sort's `lower_bound`) from this n/p on.
+LOWER_BOUND_LIMIT = 1.3
+LOWER_BOUND_FROM = 4096
+
+
+def jquick_vs_lower_bound(d):
+    """Rows (backend, p, n/p, JQuick time, lower bound, ratio, hypercube time, JQuick / hypercube)
+    wherever bench/sort measured `lower_bound` beside jquick_rbc (uniform doubles)."""
+    rows = []
+    for backend in d.values("backend", benchmark="sort", implementation="lower_bound", variant="uniform"):
+        for p in d.values("p", benchmark="sort", implementation="lower_bound", variant="uniform", backend=backend):
+            for n in d.values("n_per_pe", benchmark="sort", implementation="lower_bound", variant="uniform",
+                              backend=backend, p=p):
+                key = dict(benchmark="sort", variant="uniform", backend=backend, p=p, n_per_pe=n)
+                lb = d.median(implementation="lower_bound", **key)
+                j = d.median(implementation="jquick_rbc", **key)
+                h = d.median(implementation="hypercube_rbc", **key)
+                if ratio(j, lb) is None:
+                    continue
+                rows.append((backend, p, n, j, lb, ratio(j, lb), h, ratio(j, h)))
+    return rows
+
+
+def lower_bound_table(d):
+    rows = jquick_vs_lower_bound(d)
+    if not rows:
+        return []
+    table = []
+    for backend, p, n, j, lb, r, h, rh in rows:
+        if n < LOWER_BOUND_FROM:
+            verdict = "(below the target's n/p)"
+        else:
+            verdict = "met" if r <= LOWER_BOUND_LIMIT else "not met"
+            if rh is not None:
+                verdict += "; <= hypercube" if rh <= 1.0 else "; slower than hypercube"
+        table.append([backend, fmt_p(p), n, fmt_time(j), fmt_time(lb), fmt_ratio(r), fmt_time(h),
+                      fmt_ratio(rh), verdict])
+    return [f"JQuick against its lower bound (issue 17: JQuick / lower bound <= {LOWER_BOUND_LIMIT}x for "
+            f"n/p >= {LOWER_BOUND_FROM}, and JQuick <= hypercube quicksort; uniform doubles; lower bound = "
+            "local sort of n/p elements plus one exchange of n/p elements with a partner, same run):\n\n" +
+            md_table(["backend", "p", "n/p", "jquick_rbc", "lower bound", "JQuick / lower bound",
+                      "hypercube_rbc", "JQuick / hypercube", "verdict"], table) + "\n"]
+
+
 def section_sort(d, plot, draw):
     out = []
     if not d.select(benchmark="sort"):
@@ -606,6 +651,7 @@ def section_sort(d, plot, draw):
                             [[fmt_p(p) + (" (oversubscribed)" if o else ""), n, fmt_time(j), fmt_p(q), fmt_time(h),
                               fmt_ratio(r), "met (<= 1.0)" if r <= 1.0 else "not met"]
                              for p, n, j, q, h, r, o in vs]) + "\n")
+    out += lower_bound_table(d)
     # Phase breakdown at the largest p, a small and a large n/p.
     if ps:
         p = max(ps)

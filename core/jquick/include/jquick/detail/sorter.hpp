@@ -147,7 +147,10 @@ class Sorter {
     }
     my_start_ = layout_->start(rank_);
     my_end_ = layout_->end(rank_);
-    work_.assign(static_cast<std::size_t>(layout_->cap(rank_)), T());
+    // Two PEs whose input is already balanced merge their shares straight into `data`.
+    const bool pair_in_place =
+        p_ == 2 && static_cast<std::int64_t>(data.size()) == layout_->cap(rank_);
+    if (!pair_in_place) work_.assign(static_cast<std::size_t>(layout_->cap(rank_)), T());
     input_ = &data;
     input_start_ = config_.index_base + (prefix[0] - mine[0]);
 
@@ -178,7 +181,7 @@ class Sorter {
           cost::charge(cost::Kernel::sort, data.size());
           work_.swap(data);  // swapped back below: no copy
         } else {
-          solve_first_level_pair(data, n);
+          solve_first_level_pair(data, n, pair_in_place);
         }
       } else {
         std::vector<std::unique_ptr<Task>> active;
@@ -883,10 +886,14 @@ class Sorter {
                    type_, pair.partner, kTagBase);
     }
     ++stats_.messages_sent;
-    // The partner's lo is at least the range's first value.
+    // The partner's lo is at least the range's first value. Where the share goes back over
+    // the input, merge_pair first moves what this PE keeps behind the received run.
     const std::int64_t capacity =
         pair.left ? pair.left_share - first_lo : size_a(pair) - first_lo;
-    pair.incoming.reset(new T[static_cast<std::size_t>(capacity)]);
+    const std::int64_t last_i = std::min(size_a(pair), pair.left_share);
+    const std::int64_t most_kept = pair.left ? last_i : pair.mine - pair.left_share + last_i;
+    const std::int64_t room = pair.dst == pair.src ? most_kept : 0;
+    pair.incoming.reset(new T[static_cast<std::size_t>(capacity + room)]);
     Pair* p = &pair;
     layer_.irecv(pool, layer_.root(), pair.incoming.get(), static_cast<int>(capacity), type_,
                  pair.partner, kTagBase,
@@ -953,41 +960,43 @@ class Sorter {
                  });
   }
 
-  // After every message has arrived: merge what this PE keeps with what it received, into a
-  // separate buffer where the share goes back over the input.
+  // After every message has arrived: merge what this PE keeps with what it received. Where the
+  // share goes back over the input, the kept part moves behind the received run first (half
+  // the elements, not a copy of the whole merged share).
   void merge_pair(Pair& pair) {
     const std::int64_t i = pair.i;
     const std::int64_t j = pair.left_share - i;
+    const T* kept = pair.left ? pair.src : pair.src + j;  // A[0, i) or B[j, |B|)
+    const std::size_t kept_count = static_cast<std::size_t>(pair.left ? i : pair.mine - j);
+    T* received = pair.incoming.get();
+    if (pair.dst == pair.src) {
+      T* moved = received + pair.incoming_count;
+      std::memcpy(static_cast<void*>(moved), kept, kept_count * sizeof(T));
+      stats_.bytes_copied += static_cast<long long>(kept_count * sizeof(T));
+      kept = moved;
+    }
     const T *a, *b;
     std::size_t na, nb;
     if (pair.left) {  // A[0, i) and B[0, j)
-      a = pair.src;
-      na = static_cast<std::size_t>(i);
-      b = pair.incoming.get();
+      a = kept;
+      na = kept_count;
+      b = received;
       nb = static_cast<std::size_t>(j);
     } else {  // A[i, |A|) and B[j, |B|)
-      a = pair.incoming.get() + (i - pair.partner_lo);
+      a = received + (i - pair.partner_lo);
       na = static_cast<std::size_t>(pair.theirs - i);
-      b = pair.src + j;
-      nb = static_cast<std::size_t>(pair.mine - j);
+      b = kept;
+      nb = kept_count;
     }
-    const std::size_t count = na + nb;
-    if (pair.dst != pair.src) {
-      localsort::merge(a, na, b, nb, pair.dst, less_);
-    } else {
-      std::unique_ptr<T[]> merged(new T[count]);
-      localsort::merge(a, na, b, nb, merged.get(), less_);
-      std::memcpy(static_cast<void*>(pair.dst), merged.get(), count * sizeof(T));
-      stats_.bytes_copied += static_cast<long long>(count * sizeof(T));
-    }
-    stats_.bytes_copied += static_cast<long long>(count * sizeof(T));
-    cost::charge(cost::Kernel::merge, count);
+    localsort::merge(a, na, b, nb, pair.dst, less_);
+    stats_.bytes_copied += static_cast<long long>((na + nb) * sizeof(T));
+    cost::charge(cost::Kernel::merge, na + nb);
     pair.incoming.reset();
     std::vector<T>().swap(pair.my_keys);
     std::vector<T>().swap(pair.their_keys);
   }
 
-  void solve_first_level_pair(std::vector<T>& data, std::int64_t n) {
+  void solve_first_level_pair(std::vector<T>& data, std::int64_t n, bool in_place) {
     std::vector<Pair> pairs(1);
     Pair& pair = pairs[0];
     pair.src = data.data();
@@ -995,9 +1004,10 @@ class Sorter {
     pair.theirs = n - pair.mine;
     pair.left = rank_ == 0;
     pair.left_share = layout_->cap(0);
-    pair.dst = work_.data();
+    pair.dst = in_place ? data.data() : work_.data();
     pair.partner = 1 - rank_;
     solve_pairs(pairs);
+    if (in_place) work_.swap(data);  // sort() hands work_ back
   }
 
   void solve_base_cases() {
