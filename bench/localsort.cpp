@@ -3,9 +3,12 @@
 //   {"bench":"localsort","type":"double","shape":"uniform","n":65536,"reps":..,
 //    "std_sort_s":..,"localsort_s":..,"speedup":..}
 // Times are the minimum over `reps` runs of each, alternated so that noise hits both.
+// --merge measures localsort::merge against std::merge instead, on two sorted runs of n / 2
+// uniform doubles each ({"bench":"merge",...,"std_merge_s":..,"localsort_s":..}): the mean over
+// repetitions that cycle through 8 different inputs, so that no branch predictor learns one.
 //
-//   localsort [--min-log 10] [--max-log 24] [--budget 0.5]
-// --budget: seconds of std::sort per (type, shape, n) point that set the repetitions (>= 1).
+//   localsort [--min-log 10] [--max-log 24] [--budget 0.5] [--merge]
+// --budget: seconds of std::sort (std::merge) per point that set the repetitions (>= 3).
 
 #include <algorithm>
 #include <chrono>
@@ -20,6 +23,7 @@
 #include <vector>
 
 #include "localsort/localsort.hpp"
+#include "localsort/merge.hpp"
 
 namespace {
 
@@ -89,23 +93,68 @@ void measure(const char* type, const std::string& shape, std::size_t n, double b
   std::fflush(stdout);
 }
 
+void measure_merge(std::size_t n, double budget) {
+  constexpr int kInputs = 8;
+  std::vector<std::vector<double>> runs(2 * kInputs);
+  std::mt19937_64 rng(n);
+  for (auto& run : runs) {
+    run.resize(n / 2);
+    for (auto& x : run) x = std::uniform_real_distribution<double>(0, 1)(rng);
+    std::sort(run.begin(), run.end());
+  }
+  std::vector<double> a(n), b(n);
+  double sum_std = 0, sum_ours = 0;
+  int reps = 0;
+  while (reps < kInputs || (sum_std < budget && reps < 100000)) {
+    const std::vector<double>& x = runs[2 * (reps % kInputs)];
+    const std::vector<double>& y = runs[2 * (reps % kInputs) + 1];
+    double t0 = now();
+    std::merge(x.begin(), x.end(), y.begin(), y.end(), a.begin());
+    sum_std += now() - t0;
+    t0 = now();
+    localsort::merge(x.data(), x.size(), y.data(), y.size(), b.data(), std::less<double>());
+    sum_ours += now() - t0;
+    if (a != b) {
+      std::fprintf(stderr, "localsort: wrong merge (n=%zu)\n", n);
+      std::exit(1);
+    }
+    ++reps;
+  }
+  std::printf(
+      "{\"bench\":\"merge\",\"type\":\"double\",\"shape\":\"uniform\",\"n\":%zu,\"reps\":%d,"
+      "\"std_merge_s\":%.9g,\"localsort_s\":%.9g,\"speedup\":%.4g}\n",
+      n, reps, sum_std / reps, sum_ours / reps, sum_std / sum_ours);
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int min_log = 10, max_log = 24;
   double budget = 0.5;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  bool merge = false;
+  for (int i = 1; i < argc; i += 2) {
     const std::string flag = argv[i];
-    if (flag == "--min-log") {
+    if (flag == "--merge") {
+      merge = true;
+      --i;
+    } else if (i + 1 >= argc) {
+      std::fprintf(stderr, "localsort: %s needs a value\n", flag.c_str());
+      return 2;
+    } else if (flag == "--min-log") {
       min_log = std::atoi(argv[i + 1]);
     } else if (flag == "--max-log") {
       max_log = std::atoi(argv[i + 1]);
     } else if (flag == "--budget") {
       budget = std::atof(argv[i + 1]);
     } else {
-      std::fprintf(stderr, "usage: localsort [--min-log L] [--max-log L] [--budget S]\n");
+      std::fprintf(stderr, "usage: localsort [--min-log L] [--max-log L] [--budget S] [--merge]\n");
       return 2;
     }
+  }
+  if (merge) {
+    for (int lg = min_log; lg <= max_log; lg += 2) measure_merge(std::size_t(1) << lg, budget);
+    return 0;
   }
   const char* shapes[] = {"uniform", "sorted", "reverse", "equal", "few"};
   for (int lg = min_log; lg <= max_log; lg += 2) {

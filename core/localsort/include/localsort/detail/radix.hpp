@@ -3,10 +3,11 @@
 // Most-significant-digit radix sort of arithmetic keys in their natural order. Keys are
 // mapped to unsigned integers whose order is the keys' order (integers: flip the sign bit;
 // IEEE floating point: flip all bits of negatives, the sign bit of the rest; descending:
-// complement) and distributed by 8-bit digits from the top, out of place between two buffers;
-// a digit on which all keys of a bucket agree costs one counting pass and no move, and small
-// buckets finish by insertion sort. Uniform keys need about log_256(n / 48) scatter passes
-// (two at n = 2^16), against eight for a least-significant-digit sort of 64-bit keys.
+// complement) and distributed by digits from the top (8 bits, fewer in small buckets), out of
+// place between two buffers; a digit on which all keys of a bucket agree costs one counting
+// pass and no move, and buckets of at most 24 keys finish by insertion sort. Uniform keys need
+// about log_256(n / 8) scatter passes (two at n = 2^16), against eight for a
+// least-significant-digit sort of 64-bit keys.
 
 #include <algorithm>
 #include <array>
@@ -91,7 +92,7 @@ struct KeyMap {
 constexpr int kDigitBits = 8;
 constexpr std::size_t kBuckets = std::size_t(1) << kDigitBits;
 // Buckets this small are finished by insertion sort on the mapped keys.
-constexpr std::size_t kLeafSize = 48;
+constexpr std::size_t kLeafSize = 24;
 
 template <class U>
 void insertion_sort_keys(U* a, std::size_t n) {
@@ -106,10 +107,21 @@ void insertion_sort_keys(U* a, std::size_t n) {
   }
 }
 
-// Sorts the keys a[0, n) on their digits at `shift` and below (the digits above are equal
-// within the range) and writes them, mapped back, to out[0, n). b[0, n) is scratch.
+// The digit width for a bucket of n keys: 8 bits while buckets stay large, fewer for small
+// buckets, whose 256 counters would cost more than the keys (a bucket of 128 keys split 256 ways
+// pays for 256 counters and ends in 128 tiny leaves; split 16 ways, in leaves of about 8, which
+// insertion sort finishes cheaply). Measured (bench/localsort): uniform doubles at 2^20 and
+// 64-bit integers at 2^22 went from 28 and 25 to 23 and 18 ns per element.
+inline int digit_bits(std::size_t n) {
+  int width = 0;
+  while ((std::size_t(1) << width) < n) ++width;  // ceil(log2 n)
+  return std::max(2, std::min(kDigitBits, width - 3));
+}
+
+// Sorts the keys a[0, n), which agree above their lowest `bits` bits, and writes them, mapped
+// back, to out[0, n). b[0, n) is scratch.
 template <class T, class Map, class U>
-void msd_sort(U* a, U* b, std::size_t n, int shift, T* out) {
+void msd_sort(U* a, U* b, std::size_t n, int bits, T* out) {
   while (true) {
     if (n <= kLeafSize) {
       insertion_sort_keys(a, n);
@@ -120,43 +132,44 @@ void msd_sort(U* a, U* b, std::size_t n, int shift, T* out) {
     // remaining digit; on distinct keys this stops at the second element.
     std::size_t differ = 1;
     while (differ < n && a[differ] == a[0]) ++differ;
-    if (differ == n) {
+    if (differ == n || bits == 0) {
       for (std::size_t i = 0; i < n; ++i) out[i] = Map::from_key(a[i]);
       return;
     }
-    std::size_t counts[kBuckets] = {};
-    for (std::size_t i = 0; i < n; ++i) ++counts[(a[i] >> shift) & (kBuckets - 1)];
-    std::size_t single = kBuckets;
-    for (std::size_t d = 0; d < kBuckets; ++d) {
-      if (counts[d] == n) single = d;
+    const int width = std::min(bits, digit_bits(n));
+    const int shift = bits - width;
+    const std::size_t buckets = std::size_t(1) << width;
+    const U mask = static_cast<U>(buckets - 1);
+    std::size_t counts[kBuckets];
+    std::fill(counts, counts + buckets, std::size_t(0));
+    for (std::size_t i = 0; i < n; ++i) ++counts[(a[i] >> shift) & mask];
+    bool single = false;
+    for (std::size_t d = 0; d < buckets; ++d) {
+      if (counts[d] == n) single = true;
       if (counts[d] != 0) break;
     }
-    if (single != kBuckets) {  // all keys share this digit
-      if (shift == 0) {        // ... and every other: all equal
-        for (std::size_t i = 0; i < n; ++i) out[i] = Map::from_key(a[i]);
-        return;
-      }
-      shift -= kDigitBits;
+    if (single) {  // all keys share this digit
+      bits = shift;
       continue;
     }
     std::size_t offsets[kBuckets];
     std::size_t sum = 0;
-    for (std::size_t d = 0; d < kBuckets; ++d) {
+    for (std::size_t d = 0; d < buckets; ++d) {
       offsets[d] = sum;
       sum += counts[d];
     }
     for (std::size_t i = 0; i < n; ++i) {
       const U key = a[i];
-      b[offsets[(key >> shift) & (kBuckets - 1)]++] = key;
+      b[offsets[(key >> shift) & mask]++] = key;
     }
     std::size_t begin = 0;
-    for (std::size_t d = 0; d < kBuckets; ++d) {
+    for (std::size_t d = 0; d < buckets; ++d) {
       const std::size_t count = counts[d];
       if (count == 0) continue;
       if (shift == 0) {  // the last digit: the bucket's keys are equal
         for (std::size_t i = begin; i < begin + count; ++i) out[i] = Map::from_key(b[i]);
       } else {
-        msd_sort<T, Map, U>(b + begin, a + begin, count, shift - kDigitBits, out + begin);
+        msd_sort<T, Map, U>(b + begin, a + begin, count, shift, out + begin);
       }
       begin += count;
     }
@@ -209,7 +222,7 @@ void radix_sort_keys(T* first, std::size_t n) {
     if (shift == 0) {
       for (std::size_t i = begin; i < begin + count; ++i) first[i] = Map::from_key(keys[i]);
     } else {
-      msd_sort<T, Map, U>(keys.get() + begin, scratch.get(), count, shift - kDigitBits,
+      msd_sort<T, Map, U>(keys.get() + begin, scratch.get(), count, shift,
                           first + begin);
     }
     begin += count;
