@@ -969,7 +969,7 @@ class Sorter {
     const T* kept = pair.left ? pair.src : pair.src + j;  // A[0, i) or B[j, |B|)
     const std::size_t kept_count = static_cast<std::size_t>(pair.left ? i : pair.mine - j);
     T* received = pair.incoming.get();
-    if (pair.dst == pair.src) {
+    if (pair.dst == pair.src && kept_count > 0) {  // an empty PE may hold no storage at all
       T* moved = received + pair.incoming_count;
       std::memcpy(static_cast<void*>(moved), kept, kept_count * sizeof(T));
       stats_.bytes_copied += static_cast<long long>(kept_count * sizeof(T));
