@@ -746,7 +746,8 @@ class Sorter {
   //   1. each sends its keys around K candidate splits spread over the range where i can lie
   //      (both know it: max(0, L - |B|) .. min(|A|, L)): A[i-1], A[i] from the left, B[j-1],
   //      B[j] (j = L - i) from the right. Both PEs now hold the same keys and narrow the range
-  //      alike to [lo, hi], at most range / K wide;
+  //      alike to [lo, hi], at most range / K wide (a range shorter than kDirectRange skips this
+  //      step: it is the window);
   //   2. the left PE sends A[lo, |A|), the right PE B[0, L - lo): what crosses plus the window
   //      whose side is not decided yet. Each count tells the receiver the sender's lo;
   //   3. each PE finds i in the window by binary search and sends it; both use the left PE's.
@@ -756,6 +757,8 @@ class Sorter {
   // but never lose or duplicate an element.
   static constexpr int kKeysTag = kTagBase + 1;
   static constexpr int kSplitTag = kTagBase + 2;
+  // Below this range width step 1 costs more than it saves: the whole range is the window.
+  static constexpr std::int64_t kDirectRange = 64;
 
   struct Pair {
     T* src = nullptr;             // this PE's elements (sorted in place first)
@@ -811,10 +814,10 @@ class Sorter {
     for (Pair& pair : pairs) {
       pair.lo = std::max<std::int64_t>(0, pair.left_share - size_b(pair));
       pair.hi = std::min(size_a(pair), pair.left_share);
-      if (pair.lo < pair.hi) {
+      if (pair.hi - pair.lo >= kDirectRange) {
         exchange_keys(pool, pair);
-      } else {
-        exchange_runs(pool, pair);  // i = lo: nothing to compare, nothing to agree on
+      } else {  // a short range travels whole (i = lo when it is empty: nothing to agree on)
+        exchange_runs(pool, pair, pair.lo < pair.hi);
       }
     }
   }
@@ -845,7 +848,7 @@ class Sorter {
                  pair.partner, kKeysTag, [this, p, m, &pool](int, int count) {
                    if (count != 2 * m) throw Error("internal: co-ranking key count");
                    narrow(*p, m);
-                   exchange_runs(pool, *p);
+                   exchange_runs(pool, *p, true);
                  });
   }
 
@@ -874,9 +877,9 @@ class Sorter {
     pair.hi = std::max(new_hi, pair.lo);
   }
 
-  // Step 2: send this PE's part from lo on, receive the partner's.
-  void exchange_runs(Pool& pool, Pair& pair) {
-    const bool keys_compared = !pair.my_keys.empty();
+  // Step 2: send this PE's part from lo on, receive the partner's; with `search`, find i in the
+  // window and agree on it (step 3), else i = lo.
+  void exchange_runs(Pool& pool, Pair& pair, bool search) {
     const std::int64_t first_lo = std::max<std::int64_t>(0, pair.left_share - size_b(pair));
     if (pair.left) {
       layer_.isend(pool, layer_.root(), pair.src + pair.lo,
@@ -897,7 +900,7 @@ class Sorter {
     Pair* p = &pair;
     layer_.irecv(pool, layer_.root(), pair.incoming.get(), static_cast<int>(capacity), type_,
                  pair.partner, kTagBase,
-                 [this, p, first_lo, keys_compared, &pool](int, int count) {
+                 [this, p, first_lo, search, &pool](int, int count) {
                    ++stats_.messages_received;
                    const std::int64_t partner_lo =
                        p->left ? p->left_share - count : size_a(*p) - count;
@@ -907,7 +910,7 @@ class Sorter {
                    }
                    p->partner_lo = partner_lo;
                    p->incoming_count = count;
-                   if (!keys_compared) {
+                   if (!search) {
                      p->i = p->lo;
                      return;
                    }
