@@ -21,6 +21,12 @@
 #include <string>
 #include <vector>
 
+#include "localsort/localsort.hpp"
+#include "localsort/merge.hpp"
+#include "rbc/collectives.hpp"
+#include "rbc/comm.hpp"
+#include "rbc/point_to_point.hpp"
+
 namespace {
 
 void check(int code, const char* what) {
@@ -102,6 +108,57 @@ void pingpong(const Setup& s) {
     }
     emit(s, "\"kind\":\"pingpong\",\"bytes\":" + std::to_string(bytes), samples);
   }
+}
+
+// RBC's own software cost: the ping-pong through rbc::isend / rbc::irecv and wait (the
+// nonblocking path the sorts and RBC's collectives use) on a RangeComm over the world, in the
+// eager range (its difference to MPI's blocking ping-pong is what RBC adds per message), and the
+// time of one local split (creation plus destruction of the RangeComm).
+void rbc_costs(const Setup& s) {
+  const rbc::RangeComm world = rbc::RangeComm::from_mpi(s.world);
+  const int trials = s.quick ? 7 : 15;
+  for (int bytes : {0, 8, 64, 256, 1024, 4096}) {
+    std::vector<char> buffer(static_cast<std::size_t>(std::max(bytes, 1)));
+    const int trips = round_trips_for(bytes);
+    std::vector<double> samples;
+    for (int t = -2; t < trials; ++t) {
+      check(MPI_Barrier(s.world), "MPI_Barrier");
+      const double start = MPI_Wtime();
+      for (int i = 0; i < trips; ++i) {
+        if (s.rank == 0) {
+          rbc::isend(buffer.data(), bytes, MPI_BYTE, 1, 1, world).wait();
+          rbc::irecv(buffer.data(), bytes, MPI_BYTE, 1, 1, world).wait();
+        } else if (s.rank == 1) {
+          rbc::irecv(buffer.data(), bytes, MPI_BYTE, 0, 1, world).wait();
+          rbc::isend(buffer.data(), bytes, MPI_BYTE, 0, 1, world).wait();
+        }
+      }
+      const double half = (MPI_Wtime() - start) / (2.0 * trips);
+      if (t >= 0) samples.push_back(half);
+    }
+    emit(s, "\"kind\":\"rbc_pingpong\",\"bytes\":" + std::to_string(bytes), samples);
+  }
+  const int splits = 1000;
+  std::vector<double> samples;
+  int members = 0;
+  for (int t = -2; t < trials; ++t) {
+    const double start = MPI_Wtime();
+    for (int i = 0; i < splits; ++i) members += world.split(0, s.size - 1).size();
+    if (t >= 0) samples.push_back((MPI_Wtime() - start) / splits);
+  }
+  if (members == 0) throw std::runtime_error("rbc split: empty communicators");
+  emit(s, "\"kind\":\"rbc_split\",\"p\":" + std::to_string(s.size), samples);
+  // A collective's own bookkeeping: a broadcast on a communicator of this rank alone sends
+  // nothing.
+  const rbc::RangeComm self = world.split(s.rank, s.rank);
+  double value = 1.0;
+  samples.clear();
+  for (int t = -2; t < trials; ++t) {
+    const double start = MPI_Wtime();
+    for (int i = 0; i < splits; ++i) rbc::bcast(&value, 1, MPI_DOUBLE, 0, self);
+    if (t >= 0) samples.push_back((MPI_Wtime() - start) / splits);
+  }
+  emit(s, "\"kind\":\"rbc_collective\",\"p\":1", samples);
 }
 
 // Send overhead (MPI_Send / MPI_Isend returning, receive already posted) and receive overhead
@@ -357,7 +414,8 @@ void collectives(const Setup& s) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Local kernels on doubles, every rank at once (as in a sort); time per call. Each sample
+// Local kernels on doubles, every rank at once (as in a sort); time per call. Sort and merge are
+// the project's own kernels (localsort), the ones cost::charge stands for. Each sample
 // times a short batch of calls (tens of microseconds), so that on a shared, busy host most
 // samples fall inside one scheduling slice and the median is the cost of the work itself.
 
@@ -389,13 +447,14 @@ void kernels(const Setup& s) {
         const double start = MPI_Wtime();
         for (auto& v : inputs) {
           if (op == "sort") {
-            std::sort(v.begin(), v.end());
+            localsort::sort(v.data(), v.data() + v.size(), std::less<double>());
           } else if (op == "partition") {
             std::partition(v.begin(), v.end(), [](double x) { return x < 0.5; });
           } else if (op == "select") {
             std::nth_element(v.begin(), v.begin() + n / 2, v.end());
           } else if (op == "merge") {
-            std::merge(v.begin(), v.begin() + n / 2, v.begin() + n / 2, v.end(), out.begin());
+            localsort::merge(v.data(), static_cast<std::size_t>(n / 2), v.data() + n / 2,
+                             static_cast<std::size_t>(n - n / 2), out.data(), std::less<double>());
           } else {
             std::copy(v.begin(), v.end(), out.begin());
           }
@@ -437,20 +496,22 @@ int run(int argc, char** argv) {
     if (arg == "--quick") {
       s.quick = true;
     } else if (arg == "pingpong" || arg == "overhead" || arg == "probe" || arg == "comm" ||
-               arg == "coll" || arg == "kernels" || arg == "exchange") {
+               arg == "coll" || arg == "kernels" || arg == "exchange" || arg == "rbc") {
       sections.push_back(arg);
     } else {
       throw std::invalid_argument("calibrate: unknown argument '" + arg +
-                                  "' (sections: pingpong overhead probe exchange comm coll kernels; --quick)");
+                                  "' (sections: pingpong overhead probe exchange comm coll kernels rbc; --quick)");
     }
   }
-  if (sections.empty()) sections = {"pingpong", "overhead", "probe", "exchange", "comm", "coll", "kernels"};
+  if (sections.empty()) {
+    sections = {"pingpong", "overhead", "probe", "exchange", "comm", "coll", "kernels", "rbc"};
+  }
   const std::vector<std::pair<std::string, std::function<void(const Setup&)>>> all = {
       {"pingpong", pingpong}, {"overhead", overhead}, {"probe", probe}, {"exchange", exchange},
-      {"comm", comm_creation}, {"coll", collectives}, {"kernels", kernels}};
+      {"comm", comm_creation}, {"coll", collectives}, {"kernels", kernels}, {"rbc", rbc_costs}};
   for (const auto& [name, fn] : all) {
     if (std::find(sections.begin(), sections.end(), name) == sections.end()) continue;
-    if ((name == "pingpong" || name == "overhead" || name == "exchange") && s.size < 2) {
+    if ((name == "pingpong" || name == "overhead" || name == "exchange" || name == "rbc") && s.size < 2) {
       progress(s, name + " skipped (needs 2 ranks)");
       continue;
     }

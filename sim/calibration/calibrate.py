@@ -229,6 +229,29 @@ def fit_profile(records, np, library, version, how):
             [c0, c1], f"s: c0 + c1 * {f}",
             f"calibrate kernels: median time per call on doubles, all {np} ranks at once, least squares "
             "in relative error")
+    # RBC's own software work: what its ping-pong costs beyond MPI's, per message (charged by
+    # core/cost at each RBC send), and a local split.
+    rbc_pp = {r["bytes"]: med(r) for r in by.get("rbc_pingpong", [])}
+    extra = sorted((b, max(t - pp_all[b], 0.0)) for b, t in rbc_pp.items() if b in pp_all)
+    if extra:
+        if len(extra) >= 2:
+            c0, c1 = least_squares([float(b) for b, _ in extra], [d for _, d in extra])
+        else:
+            c0, c1 = extra[0][1], 0.0
+        params["compute_message"] = param(
+            [max(c0, 0.0), max(c1, 0.0)], "s: c0 + c1 * payload bytes",
+            f"calibrate rbc at np={np}: RBC ping-pong minus MPI ping-pong (median half round trip) at "
+            f"{', '.join(str(b) for b, _ in extra)} B, per message; least squares")
+    if by.get("rbc_split"):
+        params["compute_communicator"] = param(
+            [med(by["rbc_split"][0]), 0.0], "s: c0 + c1 * 1",
+            f"calibrate rbc at np={np}: median time of one RangeComm split of the world, created and "
+            "destroyed (local work, no message)")
+    if by.get("rbc_collective"):
+        params["compute_collective"] = param(
+            [med(by["rbc_collective"][0]), 0.0], "s: c0 + c1 * 1",
+            "calibrate rbc: median time of rbc::bcast on a communicator of one rank (the call's own "
+            "bookkeeping; it sends nothing)")
     real_comm = {(r["op"], r["p"]): med(r) for r in by.get("comm", [])}
     return params, real_comm
 

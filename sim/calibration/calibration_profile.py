@@ -25,7 +25,9 @@ PIECEWISE = ("os", "or", "ois")                       # [[min_bytes, seconds, se
 SECONDS = ("iprobe", "test")                          # one positive number
 LINK = ("node_alpha", "node_bw", "alpha", "bw")       # platform parameters (s, B/s)
 CREATION = ("comm_create_group", "comm_split", "comm_dup", "comm_free")  # [A, B(, C)]: A + B log2 p + C p
-KERNELS = ("sort", "partition", "select", "merge", "copy")               # compute_<k>: [c0, c1]
+# compute_<k>: [c0, c1]; message, communicator and collective are RBC's own software work
+# (core/cost)
+KERNELS = ("sort", "partition", "select", "merge", "copy", "message", "communicator", "collective")
 REQUIRED = PIECEWISE + SECONDS + ("node_alpha", "node_bw")
 
 SELECTORS = ("default", "ompi", "mpich", "mvapich2", "impi", "automatic")

@@ -20,6 +20,9 @@ const char* env_name(Kernel kernel) {
     case Kernel::select: return "JANUS_COST_SELECT";
     case Kernel::merge: return "JANUS_COST_MERGE";
     case Kernel::copy: return "JANUS_COST_COPY";
+    case Kernel::message: return "JANUS_COST_MESSAGE";
+    case Kernel::communicator: return "JANUS_COST_COMMUNICATOR";
+    case Kernel::collective: return "JANUS_COST_COLLECTIVE";
   }
   throw std::invalid_argument("cost: unknown kernel");
 }

@@ -20,7 +20,8 @@ TEST(CostModel, SortIsNLogN) {
 
 TEST(CostModel, LinearKernels) {
   for (auto k : {cost::Kernel::partition, cost::Kernel::select, cost::Kernel::merge,
-                 cost::Kernel::copy}) {
+                 cost::Kernel::copy, cost::Kernel::message, cost::Kernel::communicator,
+                 cost::Kernel::collective}) {
     EXPECT_DOUBLE_EQ(cost::modelled_seconds(k, 500, "0,3e-9"), 1.5e-6);
   }
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "buffers.hpp"
+#include "cost/charge.hpp"
 #include "engine.hpp"
 #include "operation.hpp"
 #include "rbc/comm.hpp"
@@ -55,7 +56,9 @@ class Collective : public Operation {
       : Operation(comm.engine()),
         comm_(comm),
         sequence_(comm.sequencer().start()),
-        signature_(signature(kind, root, count)) {}
+        signature_(signature(kind, root, count)) {
+    cost::charge(cost::Kernel::collective, 1);  // simulation only: the call's own bookkeeping
+  }
   ~Collective() override { release(); }
 
   bool progress(bool may_test) final {

@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "cost/charge.hpp"
 #include "engine.hpp"
 #include "key.hpp"
 #include "member_table.hpp"
@@ -182,6 +183,7 @@ RangeComm RangeComm::child(const Range& members, std::uint32_t tag_salt) const {
   key.stride = members.stride();
   key.tag = tag_salt;
   key.generation = rank >= 0 ? engine_->next_generation(key) : 0;
+  cost::charge(cost::Kernel::communicator, 1);  // simulation only: the local work of a split
   return RangeComm(mpi_comm_, members, rank, key, engine_, table_);
 }
 

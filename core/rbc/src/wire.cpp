@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "cost/charge.hpp"
 #include "engine.hpp"
 #include "rbc/error.hpp"
 #include "sequencer.hpp"
@@ -355,6 +356,16 @@ void check_mpi(int rc, const char* call) {
   throw Error(std::string(call) + " failed: " + std::string(text, static_cast<std::size_t>(length)), error_class);
 }
 
+namespace {
+
+// RBC's software work per message, on top of the MPI library's (simulation only): a constant,
+// plus the copy into the envelope's buffer, which only a small message pays (`packed` bytes).
+void charge_message(int packed) {
+  cost::charge(cost::Kernel::message, static_cast<std::size_t>(packed <= kEagerBytes ? packed : 0));
+}
+
+}  // namespace
+
 void post_send(Operation& op, const RangeComm& comm, const void* buf, int count, MPI_Datatype type, int mpi_dest,
                const Label& label, std::uint64_t signature) {
   Engine& engine = *comm.engine();
@@ -367,6 +378,7 @@ void post_send(Operation& op, const RangeComm& comm, const void* buf, int count,
   }
   const int mpi_tag = engine.layout().tag(comm.id(), label);
   const int bound = packed_bytes(count, type);
+  charge_message(bound);
   Transit t;
   t.stage = Transit::Stage::send;
   if (bound <= kEagerBytes) {
@@ -419,6 +431,7 @@ void send_now(const RangeComm& comm, const void* buf, int count, MPI_Datatype ty
   if (mpi_dest == MPI_PROC_NULL) return;
   const int mpi_tag = engine.layout().tag(comm.id(), label);
   const int bound = packed_bytes(count, type);
+  charge_message(bound);
   if (bound <= kEagerBytes) {
     Bytes wire = envelope_wire(comm, label, 0, mpi_dest, mpi_tag, bound);
     const int position = kEnvelopeBytes + pack_payload(buf, count, type, wire, kEnvelopeBytes);

@@ -1,6 +1,6 @@
 #pragma once
 
-// Deterministic cost of local computation in simulation.
+// Deterministic cost of local computation (and of RBC's own software work) in simulation.
 //
 // Under SMPI the project runs with smpi/simulate-computation:no, so local work costs no
 // simulated time unless it is charged. The local kernels of the sorts call
@@ -21,6 +21,11 @@ enum class Kernel {
   select,     // selection (nth_element) among n elements: f(n) = n
   merge,      // merge producing n elements: f(n) = n
   copy,       // copy of n elements: f(n) = n
+  // RBC's own software work, beyond what the MPI library underneath costs (which the profile's
+  // per-message overheads already model):
+  message,       // one RBC message copying n payload bytes (envelope, bookkeeping): f(n) = n
+  communicator,  // one RBC communicator created locally (split): f(n) = n, charged with n = 1
+  collective,    // one RBC collective call's bookkeeping, messages apart: f(n) = n, n = 1
 };
 
 // JANUS_COST_SORT, JANUS_COST_PARTITION, ...
