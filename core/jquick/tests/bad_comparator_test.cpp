@@ -8,13 +8,15 @@
 //   irreflexive coin flips, a!=b  no check can see them: without verify, a permutation; with
 //                                 verify, Error or an output in order by the comparator
 //
-// Options: --layers=rbc,mpi_create_group,..  --sizes=1,40,300 (n/p)  --timing (rank 0 prints
+// Options: --layers=rbc,mpi_create_group,..  --sizes=1,40,300 (n/p)
+// --cases=<=,always-true,coin-flips,reflexive,irreflexive,a!=b,less (default all)  --timing (rank 0 prints
 // each case's host and simulated seconds, and the levels and retries of sorts that returned).
 // SMPI 3.32's MPI_Scan/MPI_Iscan send from every rank to every later one (P^2/2 messages), so
 // the MPI layers cost minutes of host time per sort from about 256 simulated ranks on; large
 // simulations run --layers=rbc (the sorter and its checks are the same code for every layer).
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -90,8 +92,15 @@ void expect_error_everywhere(Checker& check, const std::vector<std::int64_t>& or
 struct Options {
   std::vector<jquick::Layer> layers = {jquick::Layer::rbc, jquick::Layer::mpi_create_group};
   std::vector<std::int64_t> sizes = {1, 40, 300};
+  std::vector<std::string> cases;  // empty: all of kCases
   bool timing = false;
+  bool wants(const char* name) const {
+    return cases.empty() || std::find(cases.begin(), cases.end(), name) != cases.end();
+  }
 };
+
+const char* const kCases[] = {"<=", "always-true", "coin-flips", "reflexive", "irreflexive",
+                              "a!=b", "less"};
 
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> parts;
@@ -114,6 +123,13 @@ Options parse_options(int argc, char** argv) {
     } else if (arg.rfind("--sizes=", 0) == 0) {
       options.sizes.clear();
       for (const std::string& s : split_list(arg.substr(8))) options.sizes.push_back(std::stoll(s));
+    } else if (arg.rfind("--cases=", 0) == 0) {
+      options.cases = split_list(arg.substr(8));
+      for (const std::string& c : options.cases) {
+        if (std::find(std::begin(kCases), std::end(kCases), c) == std::end(kCases)) {
+          throw std::invalid_argument("unknown case " + c);
+        }
+      }
     } else if (arg == "--timing") {
       options.timing = true;
     } else {
@@ -200,19 +216,19 @@ void run(Checker& check, const Options& options) {
                                        : input(rank, n_per_pe, static_cast<std::uint64_t>(n_per_pe));
         jquick::Config config;
         config.layer = layer;
-        {
+        if (options.wants("<=")) {
           Context c2(check, "<=");
           Timer timer(check, options.timing, label("<="));
           expect_error_everywhere(check, original, config,
                                   [](std::int64_t a, std::int64_t b) { return a <= b; }, true);
         }
-        {
+        if (options.wants("always-true")) {
           Context c2(check, "always true");
           Timer timer(check, options.timing, label("always true"));
           expect_error_everywhere(check, original, config,
                                   [](std::int64_t, std::int64_t) { return true; }, true);
         }
-        {
+        if (options.wants("coin-flips")) {
           Context c2(check, "coin flips");
           Timer timer(check, options.timing, label("coin flips"));
           std::mt19937_64 coin(static_cast<std::uint64_t>(rank) + 17);
@@ -220,7 +236,7 @@ void run(Checker& check, const Options& options) {
               check, original, config,
               [&coin](std::int64_t, std::int64_t) { return (coin() & 1) != 0; }, true);
         }
-        if (p >= 3 && !one_pe_only && n_per_pe >= 40) {
+        if (options.wants("reflexive") && p >= 3 && !one_pe_only && n_per_pe >= 40) {
           // comp(x, x) is true for odd values only; the input's checked positions
           // (c * m / 16) hold even values, so only the pivot samples can see it.
           Context c2(check, "reflexive off the checked positions");
@@ -233,7 +249,7 @@ void run(Checker& check, const Options& options) {
               check, sneaky, config,
               [](std::int64_t a, std::int64_t b) { return a < b || (a == b && (a & 1)); }, false);
         }
-        {
+        if (options.wants("irreflexive")) {
           Context c2(check, "irreflexive coin flips");
           Timer timer(check, options.timing, label("irreflexive coin flips"));
           std::mt19937_64 coin(static_cast<std::uint64_t>(rank) + 99);
@@ -241,7 +257,7 @@ void run(Checker& check, const Options& options) {
             return a != b && (coin() & 1);
           });
         }
-        {
+        if (options.wants("a!=b")) {
           // Every distinct pair is "less" both ways: the samples' order and hence the pivot are
           // arbitrary, and each partition puts the pivot's later elements first.
           Context c2(check, "a != b");
@@ -249,7 +265,7 @@ void run(Checker& check, const Options& options) {
           expect_consistent(check, timer, original, config,
                             [](std::int64_t a, std::int64_t b) { return a != b; });
         }
-        {
+        if (options.wants("less")) {
           Context c2(check, "verify with std::less");
           Timer timer(check, options.timing, label("verify with std::less"));
           std::vector<std::int64_t> data = original;
