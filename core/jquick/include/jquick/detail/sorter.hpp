@@ -15,7 +15,8 @@
 // small iff (key, index) <= pivot; with the pivot's index known, elements before it compare
 // with <=, elements after it with <, so the tie-break costs no communication. (3) One
 // scan-and-broadcast of (small, large) counts gives every PE the target indices of its small
-// elements (gb + prefix) and large ones (gb + s + prefix). (4) Data are sent with nonblocking
+// elements (gb + prefix) and large ones (gb + s + prefix); it also carries a flag (comp(x, x)
+// was true for a member's sample), after which the group gives up the task once (4) is done. (4) Data are sent with nonblocking
 // sends to the owners of those indices; each PE receives with ANY_SOURCE until its share has
 // arrived, then orders the received pieces by (kind, source), so the layout (and with it the
 // next level's tie-break) is deterministic. (5) The children [gb, gb+s) and [gb+s, ge) get
@@ -344,11 +345,14 @@ class Sorter {
     std::vector<Sample> samples;
     std::vector<Sample> gathered;
     Sample pivot{};
-    long long counts[2] = {0, 0};
-    long long prefix[2] = {0, 0};
-    long long totals[2] = {0, 0};
+    // (small, large, whether this PE's samples showed comp(x, x) true); scanned over the group.
+    long long counts[3] = {0, 0, 0};
+    long long prefix[3] = {0, 0, 0};
+    long long totals[3] = {0, 0, 0};
     Region regions[2];
     bool degenerate = false;
+    bool reflexive_sample = false;
+    bool abandoned = false;  // a member's samples showed a broken comparator: no children
 
     std::int64_t size() const { return ge - gb; }
     int group_size() const { return last - first + 1; }
@@ -433,6 +437,8 @@ class Sorter {
     task.level = level;
     task.phase = kPivot;
     task.degenerate = false;
+    task.reflexive_sample = false;
+    task.abandoned = false;
     task.regions[0] = Region();
     task.regions[1] = Region();
     const Layout& layout = *layout_;
@@ -468,6 +474,7 @@ class Sorter {
       task.samples.push_back(Sample{task.src[position - offset], task.gb + position});
       if (less_(task.samples.back().key, task.samples.back().key)) {
         comparator_broken("comp(x, x) was true for a sample");
+        task.reflexive_sample = true;
       }
     }
     localsort::sort(task.samples.begin(), task.samples.end(),
@@ -513,10 +520,11 @@ class Sorter {
     const std::int64_t small = partition(task);
     task.counts[0] = small;
     task.counts[1] = task.m - small;
+    task.counts[2] = task.reflexive_sample ? 1 : 0;
     task.phase = kCalculation;
     clock_.to(kCalculation);
     Task* t = &task;
-    layer_.scan_and_bcast(pool, task.comm, task.counts, task.prefix, task.totals, 2,
+    layer_.scan_and_bcast(pool, task.comm, task.counts, task.prefix, task.totals, 3,
                           [this, t, &pool] { on_counts(pool, *t); });
   }
 
@@ -542,7 +550,12 @@ class Sorter {
     if (task.totals[0] + task.totals[1] != task.size()) {
       throw Error("internal: counts of a group do not add up");
     }
-    if (!task.first_level && (s == 0 || s == task.size())) {
+    // Every member learns from the same totals that some member's samples showed comp(x, x)
+    // true: the group still moves its data (a permutation) but gives up the task after that,
+    // instead of recursing with a comparator known to be broken.
+    task.abandoned = task.totals[2] > 0;
+    if (task.abandoned) comparator_broken("comp(x, x) was true for a sample of another PE");
+    if (!task.first_level && !task.abandoned && (s == 0 || s == task.size())) {
       // The pivot was the group's largest element: nothing to split, draw again.
       task.degenerate = true;
       task.phase = kDone;
@@ -670,7 +683,7 @@ class Sorter {
     const bool all_members = layer_.creation_needs_all_parent_members();
     for (auto& task : active) {
       by_parent.emplace_back();
-      if (task->degenerate) continue;
+      if (task->degenerate || task->abandoned) continue;
       const std::vector<Child> children = children_of(*task);
       for (std::size_t i = 0; i < children.size(); ++i) {
         const Child& c = children[i];
