@@ -83,29 +83,47 @@ int round_trips_for(int bytes) {
   return 5;
 }
 
+// Time per call of `call`, `calls` calls per trial, one sample per trial after two warm-up
+// trials; with `together`, every trial starts with a barrier.
+std::vector<double> per_call(const Setup& s, int trials, int calls, bool together,
+                             const std::function<void()>& call) {
+  std::vector<double> samples;
+  for (int t = -2; t < trials; ++t) {
+    if (together) check(MPI_Barrier(s.world), "MPI_Barrier");
+    const double start = MPI_Wtime();
+    for (int i = 0; i < calls; ++i) call();
+    if (t >= 0) samples.push_back((MPI_Wtime() - start) / calls);
+  }
+  return samples;
+}
+
+// Half round trips between ranks 0 and 1 (`send` then `recv` on rank 0, the reverse on rank 1).
+std::vector<double> half_round_trips(const Setup& s, int trials, int trips,
+                                     const std::function<void(int peer)>& send,
+                                     const std::function<void(int peer)>& recv) {
+  std::vector<double> samples = per_call(s, trials, trips, true, [&] {
+    if (s.rank == 0) {
+      send(1);
+      recv(1);
+    } else if (s.rank == 1) {
+      recv(0);
+      send(0);
+    }
+  });
+  for (double& x : samples) x /= 2.0;
+  return samples;
+}
+
 void pingpong(const Setup& s) {
   const int trials = s.quick ? 7 : 15;
   for (int bytes : pingpong_sizes(s.quick)) {
     std::vector<char> buffer(static_cast<std::size_t>(std::max(bytes, 1)));
-    const int trips = round_trips_for(bytes);
-    std::vector<double> samples;
-    for (int t = -2; t < trials; ++t) {  // two warm-up trials
-      check(MPI_Barrier(s.world), "MPI_Barrier");
-      const double start = MPI_Wtime();
-      for (int i = 0; i < trips; ++i) {
-        if (s.rank == 0) {
-          check(MPI_Send(buffer.data(), bytes, MPI_BYTE, 1, 1, s.world), "MPI_Send");
-          check(MPI_Recv(buffer.data(), bytes, MPI_BYTE, 1, 1, s.world, MPI_STATUS_IGNORE),
-                "MPI_Recv");
-        } else if (s.rank == 1) {
-          check(MPI_Recv(buffer.data(), bytes, MPI_BYTE, 0, 1, s.world, MPI_STATUS_IGNORE),
-                "MPI_Recv");
-          check(MPI_Send(buffer.data(), bytes, MPI_BYTE, 0, 1, s.world), "MPI_Send");
-        }
-      }
-      const double half = (MPI_Wtime() - start) / (2.0 * trips);
-      if (t >= 0) samples.push_back(half);
-    }
+    const auto samples = half_round_trips(
+        s, trials, round_trips_for(bytes),
+        [&](int peer) { check(MPI_Send(buffer.data(), bytes, MPI_BYTE, peer, 1, s.world), "MPI_Send"); },
+        [&](int peer) {
+          check(MPI_Recv(buffer.data(), bytes, MPI_BYTE, peer, 1, s.world, MPI_STATUS_IGNORE), "MPI_Recv");
+        });
     emit(s, "\"kind\":\"pingpong\",\"bytes\":" + std::to_string(bytes), samples);
   }
 }
@@ -119,46 +137,23 @@ void rbc_costs(const Setup& s) {
   const int trials = s.quick ? 7 : 15;
   for (int bytes : {0, 8, 64, 256, 1024, 4096}) {
     std::vector<char> buffer(static_cast<std::size_t>(std::max(bytes, 1)));
-    const int trips = round_trips_for(bytes);
-    std::vector<double> samples;
-    for (int t = -2; t < trials; ++t) {
-      check(MPI_Barrier(s.world), "MPI_Barrier");
-      const double start = MPI_Wtime();
-      for (int i = 0; i < trips; ++i) {
-        if (s.rank == 0) {
-          rbc::isend(buffer.data(), bytes, MPI_BYTE, 1, 1, world).wait();
-          rbc::irecv(buffer.data(), bytes, MPI_BYTE, 1, 1, world).wait();
-        } else if (s.rank == 1) {
-          rbc::irecv(buffer.data(), bytes, MPI_BYTE, 0, 1, world).wait();
-          rbc::isend(buffer.data(), bytes, MPI_BYTE, 0, 1, world).wait();
-        }
-      }
-      const double half = (MPI_Wtime() - start) / (2.0 * trips);
-      if (t >= 0) samples.push_back(half);
-    }
+    const auto samples = half_round_trips(
+        s, trials, round_trips_for(bytes),
+        [&](int peer) { rbc::isend(buffer.data(), bytes, MPI_BYTE, peer, 1, world).wait(); },
+        [&](int peer) { rbc::irecv(buffer.data(), bytes, MPI_BYTE, peer, 1, world).wait(); });
     emit(s, "\"kind\":\"rbc_pingpong\",\"bytes\":" + std::to_string(bytes), samples);
   }
-  const int splits = 1000;
-  std::vector<double> samples;
+  const int calls = 1000;
   int members = 0;
-  for (int t = -2; t < trials; ++t) {
-    const double start = MPI_Wtime();
-    for (int i = 0; i < splits; ++i) members += world.split(0, s.size - 1).size();
-    if (t >= 0) samples.push_back((MPI_Wtime() - start) / splits);
-  }
+  const auto splits = per_call(s, trials, calls, false, [&] { members += world.split(0, s.size - 1).size(); });
   if (members == 0) throw std::runtime_error("rbc split: empty communicators");
-  emit(s, "\"kind\":\"rbc_split\",\"p\":" + std::to_string(s.size), samples);
+  emit(s, "\"kind\":\"rbc_split\",\"p\":" + std::to_string(s.size), splits);
   // A collective's own bookkeeping: a broadcast on a communicator of this rank alone sends
   // nothing.
   const rbc::RangeComm self = world.split(s.rank, s.rank);
   double value = 1.0;
-  samples.clear();
-  for (int t = -2; t < trials; ++t) {
-    const double start = MPI_Wtime();
-    for (int i = 0; i < splits; ++i) rbc::bcast(&value, 1, MPI_DOUBLE, 0, self);
-    if (t >= 0) samples.push_back((MPI_Wtime() - start) / splits);
-  }
-  emit(s, "\"kind\":\"rbc_collective\",\"p\":1", samples);
+  const auto bcasts = per_call(s, trials, calls, false, [&] { rbc::bcast(&value, 1, MPI_DOUBLE, 0, self); });
+  emit(s, "\"kind\":\"rbc_collective\",\"p\":1", bcasts);
 }
 
 // Send overhead (MPI_Send / MPI_Isend returning, receive already posted) and receive overhead
