@@ -45,7 +45,9 @@ std::shared_ptr<Engine> shared_engine(MPI_Comm comm, int size, int rank, int tag
   auto& slot = engines[{comm, world_rank}];
   std::shared_ptr<Engine> engine = slot.lock();
   if (engine && !engine->base_freed()) return engine;
+  const double stall_limit = kWatchStalls ? stall_limit_from_environment() : 0.0;
   engine = std::make_shared<Engine>(comm, size, rank, tag_ub);
+  engine->set_stall_limit(stall_limit);
   slot = engine;
   int keyval = MPI_KEYVAL_INVALID;
   check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_base_freed, &keyval, nullptr), "MPI_Comm_create_keyval");

@@ -69,6 +69,11 @@ class Engine {
   void mark_base_freed() { base_freed_ = true; }
   void set_keyval(int keyval) { keyval_ = keyval; }
 
+  // Seconds a wait of the checked build may go without progress before it reports a stall (0:
+  // never); see kWatchStalls in wire.hpp.
+  double stall_limit() const { return stall_limit_; }
+  void set_stall_limit(double seconds) { stall_limit_ = seconds; }
+
   void add(Operation* op) { active_.push_back(op); }
   void remove(Operation* op) { active_.erase(std::remove(active_.begin(), active_.end(), op), active_.end()); }
   bool idle() const { return active_.empty(); }
@@ -143,6 +148,7 @@ class Engine {
   std::uint64_t creations_ = 0;
   bool base_freed_ = false;
   int keyval_ = MPI_KEYVAL_INVALID;
+  double stall_limit_ = 0;
   std::vector<Operation*> active_;
   std::vector<Posted> posted_;
   std::uint64_t next_order_ = 0;

@@ -30,7 +30,7 @@ struct Transit {
   MPI_Datatype type = MPI_DATATYPE_NULL;
   const RangeComm* comm = nullptr;  // the receiving communicator (owned by the operation)
   Label label;
-  int mpi_source = MPI_PROC_NULL;   // as posted: a rank or MPI_ANY_SOURCE
+  int mpi_source = MPI_PROC_NULL;   // as posted: a rank or MPI_ANY_SOURCE (a send: its destination)
   int mpi_tag = 0;
   int found_source = MPI_PROC_NULL;  // once the envelope has arrived
   std::uint64_t payload_bytes = 0;

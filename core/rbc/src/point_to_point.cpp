@@ -66,10 +66,11 @@ void check_recv(const char* call, int count, MPI_Datatype type, int source, int 
 
 // Blocking calls go through MPI directly while this rank has no nonblocking RBC operation in
 // flight; otherwise they wait like requests, progressing those operations meanwhile (a peer may
-// need them to progress before it can match this call).
+// need them to progress before it can match this call). The checked build on a real MPI always
+// waits like requests, so that a call nothing will match is reported (kWatchStalls).
 void send(const void* buf, int count, MPI_Datatype type, int dest, int tag, const RangeComm& comm) {
   check_send("send", count, type, dest, tag, comm);
-  if (!comm.engine()->idle()) return isend(buf, count, type, dest, tag, comm).wait();
+  if (detail::kWatchStalls || !comm.engine()->idle()) return isend(buf, count, type, dest, tag, comm).wait();
   detail::send_now(comm, buf, count, type, mpi_peer(comm, dest), detail::user_label(tag));
 }
 
@@ -83,7 +84,7 @@ Request isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, 
 Status recv(void* buf, int count, MPI_Datatype type, int source, int tag, const RangeComm& comm) {
   check_recv("recv", count, type, source, tag, comm);
   if (source == MPI_PROC_NULL) return translate(comm, proc_null_status());
-  if (!comm.engine()->idle()) {
+  if (detail::kWatchStalls || !comm.engine()->idle()) {
     Request request = irecv(buf, count, type, source, tag, comm);
     request.wait();
     return request.status();

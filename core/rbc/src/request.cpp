@@ -1,6 +1,7 @@
 #include "rbc/request.hpp"
 
 #include <algorithm>
+#include <string>
 #include <utility>
 
 #include "engine.hpp"
@@ -11,6 +12,28 @@
 namespace rbc {
 
 namespace detail {
+
+namespace {
+
+// MPI_Waitany by polling, reporting a stall once the engine's limit has passed (kWatchStalls).
+int wait_any_watched(std::vector<MPI_Request>& requests, MPI_Status& status, Operation* const* ops, std::size_t count) {
+  const Engine& engine = ops[0]->engine();
+  const double limit = engine.stall_limit();
+  const double start = MPI_Wtime();
+  for (unsigned spins = 1;; ++spins) {
+    int index = MPI_UNDEFINED;
+    int flag = 0;
+    check_mpi(MPI_Testany(static_cast<int>(requests.size()), requests.data(), &index, &flag, &status), "MPI_Testany");
+    if (flag) return index;
+    if (spins % 256 == 0 && limit > 0 && MPI_Wtime() - start > limit) {
+      std::string waits;
+      for (std::size_t k = 0; k < count; ++k) waits += describe_pending(*ops[k]);
+      report_stall(engine, limit, waits);
+    }
+  }
+}
+
+}  // namespace
 
 void wait_for_some(Operation* const* ops, std::size_t count) {
   std::vector<MPI_Request> all;
@@ -29,7 +52,11 @@ void wait_for_some(Operation* const* ops, std::size_t count) {
   if (all.empty()) return;
   int index = MPI_UNDEFINED;
   MPI_Status status;
-  check_mpi(MPI_Waitany(static_cast<int>(all.size()), all.data(), &index, &status), "MPI_Waitany");
+  if (kWatchStalls) {
+    index = wait_any_watched(all, status, ops, count);
+  } else {
+    check_mpi(MPI_Waitany(static_cast<int>(all.size()), all.data(), &index, &status), "MPI_Waitany");
+  }
   if (index == MPI_UNDEFINED) return;
   auto [op, i] = owner[static_cast<std::size_t>(index)];
   op->awaited()[i] = MPI_REQUEST_NULL;

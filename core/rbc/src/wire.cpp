@@ -1,7 +1,10 @@
 #include "wire.hpp"
 
+#include <cerrno>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -381,6 +384,7 @@ void post_send(Operation& op, const RangeComm& comm, const void* buf, int count,
   charge_message(bound);
   Transit t;
   t.stage = Transit::Stage::send;
+  t.mpi_source = mpi_dest;  // for a stall report
   if (bound <= kEagerBytes) {
     t.wire = envelope_wire(comm, label, signature, mpi_dest, mpi_tag, bound);
     const int position = kEnvelopeBytes + pack_payload(buf, count, type, t.wire, kEnvelopeBytes);
@@ -538,6 +542,39 @@ void complete_slot(Operation& op, std::size_t index, const MPI_Status& status) {
   post_envelope_receive(op, index);
 }
 
+namespace {
+
+std::string what_label(const CommKey& key, const Label& label, std::uint64_t signature) {
+  char id[32];
+  std::snprintf(id, sizeof id, "%016" PRIx64, digest(key));
+  std::string text = std::string("communicator ") + id;
+  if (label.collective != 0) {
+    return text + ", collective #" + std::to_string(label.sequence) + " (" + describe(signature) + ")";
+  }
+  return text + ", tag " + std::to_string(label.tag);
+}
+
+std::string from_whom(int mpi_source) {
+  return mpi_source == MPI_ANY_SOURCE ? std::string("any member") : "MPI rank " + std::to_string(mpi_source);
+}
+
+// A blocking probe that reports a stall (kWatchStalls builds).
+void probe_watched(const Engine& engine, const RangeComm& comm, int mpi_source, const Label& label, int mpi_tag,
+                   MPI_Status& status) {
+  const double start = MPI_Wtime();
+  for (unsigned spins = 1;; ++spins) {
+    int flag = 0;
+    check_mpi(MPI_Iprobe(mpi_source, mpi_tag, engine.comm(), &flag, &status), "MPI_Iprobe");
+    if (flag) return;
+    if (spins % 256 == 0 && engine.stall_limit() > 0 && MPI_Wtime() - start > engine.stall_limit()) {
+      report_stall(engine, engine.stall_limit(),
+                   "  - a message from " + from_whom(mpi_source) + " (probe), " + what_label(comm.key(), label, 0) + "\n");
+    }
+  }
+}
+
+}  // namespace
+
 std::optional<MPI_Status> probe_message(const RangeComm& comm, int mpi_source, const Label& label, bool block) {
   Engine& engine = *comm.engine();
   require_live(engine);
@@ -559,7 +596,9 @@ std::optional<MPI_Status> probe_message(const RangeComm& comm, int mpi_source, c
   while (true) {
     if (auto found = from_park()) return found;
     MPI_Status status;
-    if (block) {
+    if (block && kWatchStalls) {
+      probe_watched(engine, comm, mpi_source, label, mpi_tag, status);
+    } else if (block) {
       check_mpi(MPI_Probe(mpi_source, mpi_tag, engine.comm(), &status), "MPI_Probe");
     } else {
       int flag = 0;
@@ -578,6 +617,59 @@ std::optional<MPI_Status> probe_message(const RangeComm& comm, int mpi_source, c
     }
     park(engine, status.MPI_SOURCE, std::move(wire));
   }
+}
+
+double stall_limit_from_environment() {
+  const char* text = std::getenv("RBC_CHECK_TIMEOUT");
+  if (text == nullptr || *text == '\0') return 60.0;
+  char* end = nullptr;
+  errno = 0;
+  const double seconds = std::strtod(text, &end);
+  if (end == text || *end != '\0' || errno != 0 || !std::isfinite(seconds) || seconds < 0) {
+    throw Error(std::string("RBC_CHECK_TIMEOUT='") + text + "' is not a non-negative number of seconds");
+  }
+  return seconds;
+}
+
+std::string describe_pending(Operation& op) {
+  std::string text;
+  for (std::size_t i = 0; i < op.awaited().size(); ++i) {
+    if (op.awaited()[i] == MPI_REQUEST_NULL) continue;
+    const Transit& t = op.transits()[i];
+    std::string line;
+    switch (t.stage) {
+      case Transit::Stage::send: {
+        const Envelope e = read_envelope(t.wire);
+        line = "its send to MPI rank " + std::to_string(t.mpi_source) + " to be received, " +
+               what_label(e.key, e.label, e.signature);
+        break;
+      }
+      case Transit::Stage::envelope:
+        line = "a message from " + from_whom(t.mpi_source) + ", " + what_label(t.comm->key(), t.label, t.signature);
+        break;
+      case Transit::Stage::payload:
+        line = "the payload of a large message from " + from_whom(t.found_source) + ", " +
+               what_label(t.comm->key(), t.label, t.signature);
+        break;
+      case Transit::Stage::none:
+        line = "a large payload to be received";
+        break;
+    }
+    text += "  - " + line + "\n";
+  }
+  return text;
+}
+
+[[noreturn]] void report_stall(const Engine& engine, double seconds, const std::string& waits) {
+  std::fprintf(stderr,
+               "rbc: stalled: MPI rank %d has waited %.0f s (RBC_CHECK_TIMEOUT) and nothing it waits for has "
+               "arrived:\n%s"
+               "A member may have called more collectives or receives on this communicator than the others, "
+               "or fewer, or be blocked in another call that waits for this rank.\n",
+               engine.mpi_rank(), seconds, waits.c_str());
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 88);
+  std::abort();  // MPI_Abort does not return; this keeps [[noreturn]] true if it did
 }
 
 int payload_count(const MPI_Status& status, MPI_Datatype type) {

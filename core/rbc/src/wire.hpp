@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "operation.hpp"
 #include "rbc/comm.hpp"
@@ -23,6 +24,28 @@
 namespace rbc::detail {
 
 inline constexpr int kEagerBytes = 4096;
+
+// The checked build on a real MPI waits by polling, so that a wait nothing will ever complete (a
+// member called more collectives or receives than its peers, or fewer) ends with a report naming
+// what this rank waits for, instead of a hang. Under SMPI the waits stay blocking: the simulator
+// reports a deadlock itself, and thousands of polling simulated ranks would crawl.
+#if defined(RBC_CHECK_ENVELOPE) && !defined(JANUS_SMPI)
+inline constexpr bool kWatchStalls = true;
+#else
+inline constexpr bool kWatchStalls = false;
+#endif
+
+// Seconds a watched wait may go without progress: RBC_CHECK_TIMEOUT, default 60, 0 for never.
+// Throws rbc::Error for a value that is not a non-negative number.
+double stall_limit_from_environment();
+
+// What op's pending requests wait for, one line each ("a message from MPI rank 2 on
+// communicator ..., collective #3 (barrier)"): the report of a stalled wait.
+std::string describe_pending(Operation& op);
+
+// Aborts (MPI_Abort) with the report of a wait that has made no progress for `seconds`; `waits`
+// is what it waits for (describe_pending).
+[[noreturn]] void report_stall(const Engine& engine, double seconds, const std::string& waits);
 
 // `signature`: what the collective is (kind, root, count; 0 for point-to-point), compared at
 // the receiver in the checked build, which names mismatched collectives.

@@ -9,6 +9,10 @@
 //                                   (without the handshake: returns silently, messages left over)
 //   mismatch_run reduce_root        the last rank reduces to rank 1, the others to rank 0 (hangs)
 //   mismatch_run gather_root        rank 1 gathers to itself, the others to rank 0 (hangs)
+// Calls nothing will ever match, whatever the build checks in the messages; the checked build on a
+// real MPI reports the stalled wait after RBC_CHECK_TIMEOUT seconds (SMPI reports a deadlock):
+//   mismatch_run extra_collective   rank 1 calls one more barrier than the others
+//   mismatch_run extra_recv         rank 0 receives a message rank 1 never sends
 #include <mpi.h>
 
 #include <cstdio>
@@ -38,8 +42,15 @@ int main(int argc, char** argv) {
   } else if (mode == "gather_root") {
     int all[64] = {};
     rbc::gather(values, 1, MPI_INT, all, 1, MPI_INT, world.rank() == 1 ? 1 : 0, world);
+  } else if (mode == "extra_collective") {
+    rbc::bcast(values, 1, MPI_INT, 0, world);
+    if (world.rank() == 1) rbc::barrier(world);
+  } else if (mode == "extra_recv") {
+    if (world.rank() == 0) rbc::recv(values, 1, MPI_INT, 1, 5, world);
   } else {
-    std::fprintf(stderr, "usage: mismatch_run barrier_vs_bcast|count|bcast_root|reduce_root|gather_root\n");
+    std::fprintf(stderr,
+                 "usage: mismatch_run barrier_vs_bcast|count|bcast_root|reduce_root|gather_root|extra_collective|"
+                 "extra_recv\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   // Keep every rank alive until the mismatch is reported (under SMPI a send to a rank that has
