@@ -328,6 +328,140 @@ class Scan final : public Collective {
   std::vector<TypedBuffer> out_;
 };
 
+// Inclusive scan plus the total by recursive doubling on the butterfly, with the allreduce's
+// fold for p not a power of two: each (virtual) rank keeps the combination of its current block
+// and of the part of that block left of it; in each round partners swap block combinations, and
+// the one on the right puts what arrives in front of both. log2 q + 2 rounds of one message each
+// way, where the tree's up and down sweeps take 2 log2 p one after the other. A folded-in even
+// rank gets back (everything left of its pair, the total), rank 0 only the total.
+class ScanTotalDoubling final : public Collective {
+ public:
+  ScanTotalDoubling(const void* sendbuf, void* recvbuf, void* totalbuf, int count, MPI_Datatype type, MPI_Op op,
+                    const RangeComm& comm)
+      : Collective(comm, detail::Kind::scan_and_bcast, -1, count),
+        recvbuf_(recvbuf),
+        totalbuf_(totalbuf),
+        count_(count),
+        info_(type),
+        op_(op),
+        own_(scratch(), info_, count),
+        acc_(scratch(), info_, count),
+        left_(scratch(), info_, 2 * count),
+        incoming_(scratch(), info_, count) {
+    detail::copy_elements(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, own_.get(), count, info_);
+    const int p = comm.size();
+    while (q_ * 2 <= p) q_ *= 2;
+    rem_ = p - q_;
+  }
+
+ private:
+  int me() const { return comm_.rank(); }
+  bool folded_in() const { return me() < 2 * rem_ && me() % 2 == 0; }
+  bool folds() const { return me() < 2 * rem_ && me() % 2 == 1; }
+  int virtual_rank() const { return me() < 2 * rem_ ? me() / 2 : me() - rem_; }
+  static int actual(int v, int rem) { return v < rem ? 2 * v + 1 : v + rem; }
+  char* second_half(TypedBuffer& b) const { return at(b.get(), count_, info_.extent); }
+  // A folded-in rank's message back: the total, preceded by what is left of its pair unless
+  // the pair is the leftmost.
+  int back_count(int even_rank) const { return even_rank == 0 ? count_ : 2 * count_; }
+
+  void step() override {
+    if (state_ == 0) {
+      ++state_;
+      if (folded_in()) {
+        send(own_.get(), count_, info_.type, me() + 1, detail::kUp);
+        receive(left_.get(), back_count(me()), info_.type, me() + 1, detail::kDown);
+        state_ = kFoldedIn;
+        return;
+      }
+      if (folds()) {
+        receive(incoming_.get(), count_, info_.type, me() - 1, detail::kUp);
+        fold_pending_ = true;
+        return;
+      }
+      detail::copy_elements(own_.get(), acc_.get(), count_, info_);
+    }
+    if (state_ == kFoldedIn) {
+      // left_ holds (left of the pair, total), or the total alone on rank 0.
+      detail::copy_elements(own_.get(), recvbuf_, count_, info_);
+      if (me() > 0) {
+        MPI_Reduce_local(left_.get(), recvbuf_, count_, info_.type, op_);
+        detail::copy_elements(second_half(left_), totalbuf_, count_, info_);
+      } else {
+        detail::copy_elements(left_.get(), totalbuf_, count_, info_);
+      }
+      finish();
+      return;
+    }
+    if (fold_pending_) {
+      // From here on own_ is the pair's block, the even rank's input first.
+      fold_pending_ = false;
+      MPI_Reduce_local(incoming_.get(), own_.get(), count_, info_.type, op_);
+      detail::copy_elements(own_.get(), acc_.get(), count_, info_);
+    } else if (partner_ >= 0) {
+      absorb();
+    }
+    if (mask_ < q_) {
+      partner_ = actual(virtual_rank() ^ mask_, rem_);
+      mask_ *= 2;
+      send(acc_.get(), count_, info_.type, partner_, detail::kForward);
+      receive(incoming_.get(), count_, info_.type, partner_, detail::kForward);
+      return;
+    }
+    // own_ is this virtual rank's block (a folding rank's pair), left_ what is left of it.
+    detail::copy_elements(own_.get(), recvbuf_, count_, info_);
+    if (has_left_) MPI_Reduce_local(left_.get(), recvbuf_, count_, info_.type, op_);
+    detail::copy_elements(acc_.get(), totalbuf_, count_, info_);
+    if (folds()) {
+      const int even = me() - 1;
+      if (even == 0) {
+        send(totalbuf_, count_, info_.type, even, detail::kDown);
+      } else {
+        // Everything left of the pair is left_ (the leftmost pair has nothing on its left).
+        detail::copy_elements(acc_.get(), second_half(left_), count_, info_);
+        send(left_.get(), 2 * count_, info_.type, even, detail::kDown);
+      }
+    }
+    finish();
+  }
+
+  // What arrived from partner_ joins the block; from the left, it also joins what is left of
+  // this rank.
+  void absorb() {
+    const int partner = partner_;
+    partner_ = -1;
+    if (partner < me()) {
+      MPI_Reduce_local(incoming_.get(), acc_.get(), count_, info_.type, op_);
+      if (has_left_) {
+        MPI_Reduce_local(incoming_.get(), left_.get(), count_, info_.type, op_);
+      } else {
+        detail::copy_elements(incoming_.get(), left_.get(), count_, info_);
+        has_left_ = true;
+      }
+    } else {
+      MPI_Reduce_local(acc_.get(), incoming_.get(), count_, info_.type, op_);
+      std::swap(acc_, incoming_);
+    }
+  }
+
+  static constexpr int kFoldedIn = 100;
+  void* recvbuf_;
+  void* totalbuf_;
+  int count_;
+  TypeInfo info_;
+  MPI_Op op_;
+  TypedBuffer own_;
+  TypedBuffer acc_;
+  TypedBuffer left_;
+  TypedBuffer incoming_;
+  bool has_left_ = false;
+  bool fold_pending_ = false;
+  int q_ = 1;
+  int rem_ = 0;
+  int mask_ = 1;
+  int partner_ = -1;
+};
+
 // Inclusive and exclusive scans of short vectors by recursive doubling (Hillis and Steele): in
 // round k, rank r sends what it has combined so far (ranks r - 2^k + 1 .. r) to r + 2^k and
 // puts what r - 2^k sends in front of it. ceil(log2 p) rounds of one message each way.
@@ -832,6 +966,9 @@ void exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MP
 Request iscan_and_bcast(const void* sendbuf, void* recvbuf, void* totalbuf, int count,
                         MPI_Datatype type, MPI_Op op, const RangeComm& comm) {
   check_reduction("scan_and_bcast", count, type, op);
+  if (doubling(type, count, comm.size())) {
+    return start<ScanTotalDoubling>(sendbuf, recvbuf, totalbuf, count, type, op, comm);
+  }
   return start<Scan>(sendbuf, recvbuf, totalbuf, count, type, op, ScanKind::kInclusiveAndTotal, comm);
 }
 
