@@ -201,6 +201,13 @@ void RbcLayer::gather_merge(Pool& pool, const Comm& comm, const void* send, int 
            [done = std::move(done)](const rbc::Status*) { done(); });
 }
 
+void RbcLayer::allgather_merge(Pool& pool, const Comm& comm, const void* send, int count,
+                               void* recv, int total, MPI_Datatype type, const rbc::Merger& merge,
+                               Done done) {
+  pool.add(rbc::iallgatherm(send, count, recv, total, type, merge, comm),
+           [done = std::move(done)](const rbc::Status*) { done(); });
+}
+
 void RbcLayer::bcast(Pool& pool, const Comm& comm, void* buf, int count, MPI_Datatype type,
                      int root, Done done) {
   pool.add(rbc::ibcast(buf, count, type, root, comm),
@@ -337,6 +344,15 @@ void MpiLayer::gather_merge(Pool& pool, const Comm& comm, const void* send, int 
       done();
     });
   });
+}
+
+void MpiLayer::allgather_merge(Pool& pool, const Comm& comm, const void* send, int count,
+                               void* recv, int total, MPI_Datatype type, const rbc::Merger& merge,
+                               Done done) {
+  gather_merge(pool, comm, send, count, recv, total, type, merge,
+               [this, &pool, comm, recv, total, type, done = std::move(done)]() mutable {
+                 bcast(pool, comm, recv, total, type, 0, std::move(done));
+               });
 }
 
 void MpiLayer::bcast(Pool& pool, const Comm& comm, void* buf, int count, MPI_Datatype type,

@@ -40,7 +40,7 @@ inline constexpr bool kAgreeOnSignature = false;
 #endif
 
 // What a collective is, as far as its members must agree (checked in the checked build).
-enum class Kind : std::uint32_t { bcast = 1, reduce, allreduce, scan, exscan, scan_and_bcast, gather, allgather, gatherm, barrier };
+enum class Kind : std::uint32_t { bcast = 1, reduce, allreduce, scan, exscan, scan_and_bcast, gather, allgather, gatherm, barrier, allgatherm };
 
 inline std::uint64_t signature(Kind kind, int root, int count) {
   return (static_cast<std::uint64_t>(kind) << 56) | (static_cast<std::uint64_t>((root + 1) & 0xffffff) << 32) |

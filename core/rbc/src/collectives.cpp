@@ -1,5 +1,6 @@
 #include "rbc/collectives.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <memory>
@@ -867,6 +868,127 @@ class Gatherm final : public Collective {
   std::vector<char> block_;
 };
 
+// Merging allgather by recursive doubling, with the allreduce's fold for p not a power of two:
+// partners swap their blocks' sorted runs and both merge them (the lower ranks' run first, so
+// ties stay in rank order). Block sizes travel with the data: a receive is posted for at most
+// what the total leaves, and its status tells how much came. log2 q + 2 rounds, against the
+// merging gather's counts and data up a tree and a broadcast down it.
+class AllgathermDoubling final : public Collective {
+ public:
+  AllgathermDoubling(const void* sendbuf, int sendcount, void* recvbuf, int total, MPI_Datatype type, Merger merge,
+                     const RangeComm& comm)
+      : Collective(comm, detail::Kind::allgatherm, -1, total),
+        recvbuf_(recvbuf),
+        total_(total),
+        element_(TypeInfo(type).size),
+        merge_(std::move(merge)),
+        count_(sendcount) {
+    block_.reserve(static_cast<std::size_t>(total) * element_);
+    block_.assign(static_cast<const char*>(sendbuf),
+                  static_cast<const char*>(sendbuf) + static_cast<std::size_t>(sendcount) * element_);
+    while (q_ * 2 <= comm.size()) q_ *= 2;
+    rem_ = comm.size() - q_;
+  }
+
+ private:
+  int me() const { return comm_.rank(); }
+  bool folded_in() const { return me() < 2 * rem_ && me() % 2 == 0; }
+  bool folds() const { return me() < 2 * rem_ && me() % 2 == 1; }
+  int virtual_rank() const { return me() < 2 * rem_ ? me() / 2 : me() - rem_; }
+  static int actual(int v, int rem) { return v < rem ? 2 * v + 1 : v + rem; }
+  int bytes(std::int64_t elements) const { return message_bytes("allgatherm", elements * element_); }
+
+  // Completions of sends come here too (a large payload's); only the receive's status counts.
+  void completed(std::size_t index, const MPI_Status& status) override {
+    if (index == receive_slot_) arrived_ = detail::payload_count(status, MPI_BYTE) / element_;
+  }
+
+  // Posts a receive of at most `capacity` elements into `into`.
+  void receive_counted(void* into, std::int64_t capacity, int partner, detail::Phase phase) {
+    receive_slot_ = awaited().size();
+    receive(into, bytes(capacity), MPI_BYTE, partner, phase);
+  }
+
+  // Posts the receive of a partner's run, at most what the total leaves.
+  void receive_run(int partner, detail::Phase phase) {
+    const std::int64_t room = std::max<std::int64_t>(total_ - count_, 0);
+    incoming_.resize(static_cast<std::size_t>(room * element_));
+    receive_counted(incoming_.data(), room, partner, phase);
+    partner_ = partner;
+  }
+
+  // Joins the run that arrived from partner_ to this block, in rank order, and merges.
+  void absorb() {
+    const std::size_t mine = block_.size();
+    const std::size_t theirs = static_cast<std::size_t>(arrived_ * element_);
+    block_.insert(partner_ < me() ? block_.begin() : block_.end(), incoming_.begin(), incoming_.begin() + theirs);
+    char* first = block_.data();
+    merge_(first, first + (partner_ < me() ? theirs : mine), first + mine + theirs);
+    count_ += arrived_;
+    partner_ = -1;
+  }
+
+  void step() override {
+    if (state_ == 0) {
+      ++state_;
+      if (folded_in()) {
+        send(block_.data(), bytes(count_), MPI_BYTE, me() + 1, detail::kUp);
+        receive_counted(recvbuf_, total_, me() + 1, detail::kDown);
+        state_ = kFoldedIn;
+        return;
+      }
+      if (folds()) {
+        receive_run(me() - 1, detail::kUp);
+        return;
+      }
+    }
+    if (state_ == kFoldedIn) {
+      finish();
+      if (arrived_ != total_) throw_total(arrived_);
+      return;
+    }
+    if (partner_ >= 0) absorb();
+    if (mask_ < q_ && state_ != kDone) {
+      const int partner = actual(virtual_rank() ^ mask_, rem_);
+      mask_ *= 2;
+      send(block_.data(), bytes(count_), MPI_BYTE, partner, detail::kForward);
+      receive_run(partner, detail::kForward);
+      return;
+    }
+    if (state_ == kDone) {
+      finish();  // before the throw: a later wait (the request's destructor) then completes
+      if (count_ != total_) throw_total(count_);
+      return;
+    }
+    // A folding rank hands back what it has even when the total is wrong, so that its partner
+    // throws too instead of waiting; each throws once nothing of its own is in flight.
+    if (count_ == total_) std::copy(block_.begin(), block_.end(), static_cast<char*>(recvbuf_));
+    if (folds()) send(block_.data(), bytes(count_), MPI_BYTE, me() - 1, detail::kDown);
+    state_ = kDone;
+  }
+
+  [[noreturn]] void throw_total(std::int64_t got) const {
+    throw Error("allgatherm: the ranks expect " + std::to_string(total_) + " elements in all but contribute " +
+                std::to_string(got));
+  }
+
+  static constexpr int kFoldedIn = 100;
+  static constexpr int kDone = 101;
+  void* recvbuf_;
+  std::int64_t total_;
+  std::int64_t element_;
+  Merger merge_;
+  std::int64_t count_;
+  std::int64_t arrived_ = 0;
+  std::size_t receive_slot_ = 0;
+  std::vector<char> block_;
+  std::vector<char> incoming_;
+  int q_ = 1;
+  int rem_ = 0;
+  int mask_ = 1;
+  int partner_ = -1;
+};
+
 // Dissemination barrier: in round k every rank signals rank + 2^k and waits for rank - 2^k
 // (mod p); ceil(log2 p) rounds, against 2 log2 p on a tree.
 class Barrier final : public Collective {
@@ -1106,6 +1228,27 @@ Request igatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcoun
 void gatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount, MPI_Datatype type,
              int root, const Merger& merge, const RangeComm& comm) {
   igatherm(sendbuf, sendcount, recvbuf, recvcount, type, root, merge, comm).wait();
+}
+
+Request iallgatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount, MPI_Datatype type,
+                    Merger merge, const RangeComm& comm) {
+  detail::check_count("allgatherm", sendcount);
+  detail::check_count("allgatherm", recvcount);
+  detail::check_type("allgatherm", type);
+  if (!merge) throw Error("allgatherm: no merge function given");
+  if (!TypeInfo(type).contiguous()) {
+    throw Error("allgatherm: the datatype must have no gaps (size == extent, lower bound 0)");
+  }
+  if (sendcount > recvcount) {
+    throw Error("allgatherm: this rank contributes " + std::to_string(sendcount) + " elements, more than the total " +
+                std::to_string(recvcount));
+  }
+  return start<AllgathermDoubling>(sendbuf, sendcount, recvbuf, recvcount, type, std::move(merge), comm);
+}
+
+void allgatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount, MPI_Datatype type,
+                const Merger& merge, const RangeComm& comm) {
+  iallgatherm(sendbuf, sendcount, recvbuf, recvcount, type, merge, comm).wait();
 }
 
 }  // namespace rbc

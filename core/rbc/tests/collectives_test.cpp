@@ -346,6 +346,7 @@ class Runner {
       finish(scan_and_bcast(lc, t, count, nonblocking, seed()));
       finish(allgather(lc, t, gather_count(count, s, true), nonblocking, seed(), false));
       finish(allgather(lc, t, gather_count(count, s, true), nonblocking, seed(), true));
+      if (t.sortable) finish(allgatherm(lc, t, gather_count(count, s, false), nonblocking, seed()));
       for (int root : roots(s, root_count, salt)) {
         finish(bcast(lc, t, count, root, nonblocking, seed()));
         finish(reduce(lc, t, count, root, nonblocking, seed()));
@@ -670,6 +671,47 @@ class Runner {
     else
       rbc::gatherm(pd->send.data(), mine, got, is_root ? total : 0, t.type, root, pd->merger,
                    lc.comm());
+    return pd;
+  }
+
+  // Reference: everything (MPI_Allgatherv), sorted on every member.
+  std::unique_ptr<Pending> allgatherm(const LayoutComms& lc, const TypeCase& t, int n, bool nb,
+                                      unsigned long long seed) {
+    const int s = lc.size();
+    auto pd = begin("allgatherm", Bytes());
+    pd->counts = varied_counts(s, n, seed);
+    int total = 0;
+    for (int c : pd->counts) total += c;
+    pd->displs.assign(s, 0);
+    for (int i = 1; i < s; ++i) pd->displs[i] = pd->displs[i - 1] + pd->counts[i - 1];
+    const int mine = pd->counts[lc.rank()];
+    pd->send = data(t, mine, mix(seed, 1), true);
+    Bytes expected = unwritten(t, total);
+    if (t.kind == Kind::kInt) {
+      std::sort(reinterpret_cast<int*>(pd->send.data()), reinterpret_cast<int*>(pd->send.data()) + mine);
+      pd->merger = rbc::merger_for<int>();
+    } else {
+      std::sort(reinterpret_cast<std::int64_t*>(pd->send.data()),
+                reinterpret_cast<std::int64_t*>(pd->send.data()) + mine);
+      pd->merger = rbc::merger_for<std::int64_t>();
+    }
+    pd->send_before = pd->send;
+    if (total > 0) {
+      MPI_Allgatherv(pd->send.data(), mine, t.type, expected.data(), pd->counts.data(), pd->displs.data(), t.type,
+                     lc.reference());
+    }
+    if (t.kind == Kind::kInt) {
+      std::sort(reinterpret_cast<int*>(expected.data()), reinterpret_cast<int*>(expected.data()) + total);
+    } else {
+      std::sort(reinterpret_cast<std::int64_t*>(expected.data()),
+                reinterpret_cast<std::int64_t*>(expected.data()) + total);
+    }
+    pd->outputs.push_back({"merged result", unwritten(t, total), std::move(expected)});
+    void* got = pd->outputs.back().got.data();
+    if (nb)
+      pd->request = rbc::iallgatherm(pd->send.data(), mine, got, total, t.type, pd->merger, lc.comm());
+    else
+      rbc::allgatherm(pd->send.data(), mine, got, total, t.type, pd->merger, lc.comm());
     return pd;
   }
 

@@ -138,6 +138,17 @@ void bad_collectives(Checker& check, const rbc::RangeComm& c) {
   });
   MPI_Type_free(&gapped);
   MPI_Type_free(&pair);
+  expect_error(check, "allgatherm sendcount -1", "count", [&] {
+    rbc::allgatherm(a.data(), -1, b.data(), s, MPI_INT, merge, c);
+  });
+  expect_error(check, "allgatherm sendcount above the total", "more than the total", [&] {
+    rbc::allgatherm(a.data(), 2, b.data(), 1, MPI_INT, merge, c);
+  });
+  // A total the contributions do not add up to: every rank throws, none waits.
+  std::vector<int> all(static_cast<std::size_t>(s) + 1);
+  expect_error(check, "allgatherm with a wrong total", "contribute", [&] {
+    rbc::allgatherm(a.data(), 1, all.data(), s + 1, MPI_INT, merge, c);
+  });
 }
 
 // Every operation on a communicator the caller is not a member of, or on a default one; the

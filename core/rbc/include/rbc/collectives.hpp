@@ -87,4 +87,13 @@ void gatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount, M
 Request igatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount,
                  MPI_Datatype type, int root, Merger merge, const RangeComm& comm);
 
+// Merging allgather: as gatherm, but every rank receives the sorted sequence of all `recvcount`
+// elements (the total, which every rank must know; a different sum is an error on every rank).
+// Equal elements keep rank order. Recursive doubling: log2 p rounds of one message each way
+// when p is a power of two, two more otherwise.
+void allgatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount, MPI_Datatype type,
+                const Merger& merge, const RangeComm& comm);
+Request iallgatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount, MPI_Datatype type,
+                    Merger merge, const RangeComm& comm);
+
 }  // namespace rbc

@@ -6,7 +6,7 @@
 //   Comm                      a group communicator (value type)
 //   Pool                      the pending nonblocking operations of one PE; progress() blocks
 //                             until at least one completes and runs its continuation
-//   gather_merge, bcast, scan_and_bcast, isend, irecv
+//   gather_merge, allgather_merge, bcast, scan_and_bcast, isend, irecv
 //                             start an operation in a Pool; the continuation runs on completion
 //   create_child, release     group communicators for the next level
 //
@@ -122,6 +122,9 @@ class RbcLayer {
   // Every member contributes a sorted run; the root receives all `total` elements sorted.
   void gather_merge(Pool& pool, const Comm& comm, const void* send, int count, void* recv,
                     int total, MPI_Datatype type, const rbc::Merger& merge, Done done);
+  // The same, every member receiving them (rbc::iallgatherm: recursive doubling).
+  void allgather_merge(Pool& pool, const Comm& comm, const void* send, int count, void* recv,
+                       int total, MPI_Datatype type, const rbc::Merger& merge, Done done);
   void bcast(Pool& pool, const Comm& comm, void* buf, int count, MPI_Datatype type, int root,
              Done done);
   // Inclusive prefix sums and totals of `count` long longs.
@@ -178,6 +181,9 @@ class MpiLayer {
   // MPI_Igather of the counts, MPI_Igatherv of the runs, then a local merge at the root.
   void gather_merge(Pool& pool, const Comm& comm, const void* send, int count, void* recv,
                     int total, MPI_Datatype type, const rbc::Merger& merge, Done done);
+  // gather_merge, then MPI_Ibcast of the result.
+  void allgather_merge(Pool& pool, const Comm& comm, const void* send, int count, void* recv,
+                       int total, MPI_Datatype type, const rbc::Merger& merge, Done done);
   void bcast(Pool& pool, const Comm& comm, void* buf, int count, MPI_Datatype type, int root,
              Done done);
   // MPI_Iscan, then MPI_Ibcast of the last rank's prefix.

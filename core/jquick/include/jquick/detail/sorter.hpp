@@ -480,13 +480,18 @@ class Sorter {
     localsort::sort(task.samples.begin(), task.samples.end(),
                     [this](const Sample& a, const Sample& b) { return sample_less(a, b); });
     cost::charge(cost::Kernel::sort, task.samples.size());
-    task.gathered.assign(LayerT::rank(task.comm) == 0 ? static_cast<std::size_t>(task.k) : 0,
-                         Sample{});
+    // Every member gets all samples, in (key, index) order, and takes the same median: no
+    // broadcast of the pivot. (A comparator that is not a strict weak order may give members
+    // different pivots; each partitions its own elements, so the exchange stays a permutation.)
+    task.gathered.assign(static_cast<std::size_t>(task.k), Sample{});
     Task* t = &task;
-    layer_.gather_merge(pool, task.comm, task.samples.data(),
-                        static_cast<int>(task.samples.size()), task.gathered.data(),
-                        static_cast<int>(task.k), sample_type_, sample_merger(),
-                        [this, t, &pool] { on_gathered(pool, *t); });
+    layer_.allgather_merge(pool, task.comm, task.samples.data(),
+                           static_cast<int>(task.samples.size()), task.gathered.data(),
+                           static_cast<int>(task.k), sample_type_, sample_merger(),
+                           [this, t, &pool] {
+                             t->pivot = t->gathered[static_cast<std::size_t>((t->k - 1) / 2)];
+                             on_pivot(pool, *t);
+                           });
   }
 
   // Merges two adjacent sorted runs of samples in (key, index) order.
@@ -506,13 +511,6 @@ class Sorter {
     return hash(config_.seed, static_cast<std::uint64_t>(task.gb - config_.index_base),
                 static_cast<std::uint64_t>(task.ge - config_.index_base),
                 static_cast<std::uint64_t>(task.attempt));
-  }
-
-  void on_gathered(Pool& pool, Task& task) {
-    if (LayerT::rank(task.comm) == 0) task.pivot = task.gathered[(task.k - 1) / 2];
-    Task* t = &task;
-    layer_.bcast(pool, task.comm, &task.pivot, 1, sample_type_, 0,
-                 [this, t, &pool] { on_pivot(pool, *t); });
   }
 
   void on_pivot(Pool& pool, Task& task) {
