@@ -157,11 +157,37 @@ class Reduce final : public Collective {
   std::vector<TypedBuffer> parts_;
 };
 
-// Allreduce by recursive doubling, with MPICH's fold for p not a power of two: with q the largest
-// power of two <= p and rem = p - q, the ranks below 2 rem pair up (even hands its input to odd),
-// the odd ones take part as rank r / 2 and those from 2 rem on as r - rem; after log2 q
-// exchange rounds each odd one hands the result back. Combining respects rank order, since the
-// partners' blocks are contiguous.
+// Recursive doubling on any p, with MPICH's fold for p not a power of two: with q the largest
+// power of two <= p and rem = p - q, the ranks below 2 rem pair up (the even one hands its input
+// to the odd one), the odd ones take part as rank r / 2 and those from 2 rem on as r - rem; after
+// log2 q exchange rounds each odd one hands the result back. Partners' blocks are contiguous, so
+// combining can respect rank order.
+class Butterfly {
+ public:
+  Butterfly(int p, int rank) : rank_(rank) {
+    while (q_ * 2 <= p) q_ *= 2;
+    rem_ = p - q_;
+  }
+  // Hands its input to rank + 1 and waits for the result.
+  bool folded_in() const { return rank_ < 2 * rem_ && rank_ % 2 == 0; }
+  // Takes rank - 1's input first and hands it the result at the end.
+  bool folds() const { return rank_ < 2 * rem_ && rank_ % 2 == 1; }
+  // The partner of the next exchange round, or -1 once all are done.
+  int next_partner() {
+    if (mask_ >= q_) return -1;
+    const int v = (rank_ < 2 * rem_ ? rank_ / 2 : rank_ - rem_) ^ mask_;
+    mask_ *= 2;
+    return v < rem_ ? 2 * v + 1 : v + rem_;
+  }
+
+ private:
+  int rank_;
+  int q_ = 1;
+  int rem_ = 0;
+  int mask_ = 1;
+};
+
+// Allreduce on the butterfly.
 class AllreduceDoubling final : public Collective {
  public:
   AllreduceDoubling(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
@@ -175,18 +201,12 @@ class AllreduceDoubling final : public Collective {
         acc_(scratch(), info_, count),
         incoming_(scratch(), info_, count) {
     detail::copy_elements(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, acc_.get(), count, info_);
-    const int p = comm.size();
-    q_ = 1;
-    while (q_ * 2 <= p) q_ *= 2;
-    rem_ = p - q_;
   }
 
  private:
   int me() const { return comm_.rank(); }
-  bool folded_in() const { return me() < 2 * rem_ && me() % 2 == 0; }
-  bool folds() const { return me() < 2 * rem_ && me() % 2 == 1; }
-  int virtual_rank() const { return me() < 2 * rem_ ? me() / 2 : me() - rem_; }
-  static int actual(int v, int rem) { return v < rem ? 2 * v + 1 : v + rem; }
+  bool folded_in() const { return fly_.folded_in(); }
+  bool folds() const { return fly_.folds(); }
 
   // acc = (partner's block, own block) in rank order.
   void absorb(int partner) {
@@ -212,10 +232,8 @@ class AllreduceDoubling final : public Collective {
       return;
     }
     if (partner_ >= 0) absorb(partner_);
-    partner_ = -1;
-    if (mask_ < q_) {
-      partner_ = actual(virtual_rank() ^ mask_, rem_);
-      mask_ *= 2;
+    partner_ = fly_.next_partner();
+    if (partner_ >= 0) {
       send(acc_.get(), count_, info_.type, partner_, detail::kForward);
       receive(incoming_.get(), count_, info_.type, partner_, detail::kForward);
       return;
@@ -232,9 +250,7 @@ class AllreduceDoubling final : public Collective {
   bool commutative_;
   TypedBuffer acc_;
   TypedBuffer incoming_;
-  int q_ = 1;
-  int rem_ = 0;
-  int mask_ = 1;
+  Butterfly fly_{comm_.size(), comm_.rank()};
   int partner_ = -1;
 };
 
@@ -329,10 +345,10 @@ class Scan final : public Collective {
   std::vector<TypedBuffer> out_;
 };
 
-// Inclusive scan plus the total by recursive doubling on the butterfly, with the allreduce's
-// fold for p not a power of two: each (virtual) rank keeps the combination of its current block
-// and of the part of that block left of it; in each round partners swap block combinations, and
-// the one on the right puts what arrives in front of both. log2 q + 2 rounds of one message each
+// Inclusive scan plus the total on the butterfly (with its fold for p not a power of two): each
+// (virtual) rank keeps the combination of its current block and of the part of that block left
+// of it; in each round partners swap block combinations, and the one on the right puts what
+// arrives in front of both. log2 q + 2 rounds of one message each
 // way, where the tree's up and down sweeps take 2 log2 p one after the other. A folded-in even
 // rank gets back (everything left of its pair, the total), rank 0 only the total.
 class ScanTotalDoubling final : public Collective {
@@ -350,17 +366,12 @@ class ScanTotalDoubling final : public Collective {
         left_(scratch(), info_, 2 * count),
         incoming_(scratch(), info_, count) {
     detail::copy_elements(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, own_.get(), count, info_);
-    const int p = comm.size();
-    while (q_ * 2 <= p) q_ *= 2;
-    rem_ = p - q_;
   }
 
  private:
   int me() const { return comm_.rank(); }
-  bool folded_in() const { return me() < 2 * rem_ && me() % 2 == 0; }
-  bool folds() const { return me() < 2 * rem_ && me() % 2 == 1; }
-  int virtual_rank() const { return me() < 2 * rem_ ? me() / 2 : me() - rem_; }
-  static int actual(int v, int rem) { return v < rem ? 2 * v + 1 : v + rem; }
+  bool folded_in() const { return fly_.folded_in(); }
+  bool folds() const { return fly_.folds(); }
   char* second_half(TypedBuffer& b) const { return at(b.get(), count_, info_.extent); }
   // A folded-in rank's message back: the total, preceded by what is left of its pair unless
   // the pair is the leftmost.
@@ -402,9 +413,8 @@ class ScanTotalDoubling final : public Collective {
     } else if (partner_ >= 0) {
       absorb();
     }
-    if (mask_ < q_) {
-      partner_ = actual(virtual_rank() ^ mask_, rem_);
-      mask_ *= 2;
+    partner_ = fly_.next_partner();
+    if (partner_ >= 0) {
       send(acc_.get(), count_, info_.type, partner_, detail::kForward);
       receive(incoming_.get(), count_, info_.type, partner_, detail::kForward);
       return;
@@ -457,9 +467,7 @@ class ScanTotalDoubling final : public Collective {
   TypedBuffer incoming_;
   bool has_left_ = false;
   bool fold_pending_ = false;
-  int q_ = 1;
-  int rem_ = 0;
-  int mask_ = 1;
+  Butterfly fly_{comm_.size(), comm_.rank()};
   int partner_ = -1;
 };
 
@@ -868,8 +876,7 @@ class Gatherm final : public Collective {
   std::vector<char> block_;
 };
 
-// Merging allgather by recursive doubling, with the allreduce's fold for p not a power of two:
-// partners swap their blocks' sorted runs and both merge them (the lower ranks' run first, so
+// Merging allgather on the butterfly (with its fold for p not a power of two): partners swap their blocks' sorted runs and both merge them (the lower ranks' run first, so
 // ties stay in rank order). Block sizes travel with the data: a receive is posted for at most
 // what the total leaves, and its status tells how much came. log2 q + 2 rounds, against the
 // merging gather's counts and data up a tree and a broadcast down it.
@@ -886,16 +893,12 @@ class AllgathermDoubling final : public Collective {
     block_.reserve(static_cast<std::size_t>(total) * element_);
     block_.assign(static_cast<const char*>(sendbuf),
                   static_cast<const char*>(sendbuf) + static_cast<std::size_t>(sendcount) * element_);
-    while (q_ * 2 <= comm.size()) q_ *= 2;
-    rem_ = comm.size() - q_;
   }
 
  private:
   int me() const { return comm_.rank(); }
-  bool folded_in() const { return me() < 2 * rem_ && me() % 2 == 0; }
-  bool folds() const { return me() < 2 * rem_ && me() % 2 == 1; }
-  int virtual_rank() const { return me() < 2 * rem_ ? me() / 2 : me() - rem_; }
-  static int actual(int v, int rem) { return v < rem ? 2 * v + 1 : v + rem; }
+  bool folded_in() const { return fly_.folded_in(); }
+  bool folds() const { return fly_.folds(); }
   int bytes(std::int64_t elements) const { return message_bytes("allgatherm", elements * element_); }
 
   // Completions of sends come here too (a large payload's); only the receive's status counts.
@@ -948,9 +951,8 @@ class AllgathermDoubling final : public Collective {
       return;
     }
     if (partner_ >= 0) absorb();
-    if (mask_ < q_ && state_ != kDone) {
-      const int partner = actual(virtual_rank() ^ mask_, rem_);
-      mask_ *= 2;
+    const int partner = state_ == kDone ? -1 : fly_.next_partner();
+    if (partner >= 0) {
       send(block_.data(), bytes(count_), MPI_BYTE, partner, detail::kForward);
       receive_run(partner, detail::kForward);
       return;
@@ -983,9 +985,7 @@ class AllgathermDoubling final : public Collective {
   std::size_t receive_slot_ = 0;
   std::vector<char> block_;
   std::vector<char> incoming_;
-  int q_ = 1;
-  int rem_ = 0;
-  int mask_ = 1;
+  Butterfly fly_{comm_.size(), comm_.rank()};
   int partner_ = -1;
 };
 

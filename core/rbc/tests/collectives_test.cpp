@@ -627,41 +627,43 @@ class Runner {
     return pd;
   }
 
+  // Sorts the first `count` elements of `b` (int or int64 cases).
+  static void sort_elements(const TypeCase& t, Bytes& b, int count) {
+    if (t.kind == Kind::kInt) {
+      std::sort(reinterpret_cast<int*>(b.data()), reinterpret_cast<int*>(b.data()) + count);
+    } else {
+      std::sort(reinterpret_cast<std::int64_t*>(b.data()), reinterpret_cast<std::int64_t*>(b.data()) + count);
+    }
+  }
+
+  // The merging gathers' inputs: varied counts per member (and their displacements), this
+  // member's sorted run and the merger. Returns the total.
+  int sorted_runs(const LayoutComms& lc, const TypeCase& t, int n, unsigned long long seed, Pending& pd) const {
+    const int s = lc.size();
+    pd.counts = varied_counts(s, n, seed);
+    pd.displs.assign(s, 0);
+    for (int i = 1; i < s; ++i) pd.displs[i] = pd.displs[i - 1] + pd.counts[i - 1];
+    const int mine = pd.counts[lc.rank()];
+    pd.send = data(t, mine, mix(seed, 1), true);
+    sort_elements(t, pd.send, mine);
+    pd.merger = t.kind == Kind::kInt ? rbc::merger_for<int>() : rbc::merger_for<std::int64_t>();
+    pd.send_before = pd.send;
+    return pd.displs[s - 1] + pd.counts[s - 1];
+  }
+
   // Reference: gather everything (MPI_Gatherv) and sort at the root.
   std::unique_ptr<Pending> gatherm(const LayoutComms& lc, const TypeCase& t, int n, int root,
                                    bool nb, unsigned long long seed) {
-    const int s = lc.size();
     const bool is_root = lc.rank() == root;
     auto pd = begin(at_root("gatherm", root), Bytes());
-    pd->counts = varied_counts(s, n, seed);
-    int total = 0;
-    for (int c : pd->counts) total += c;
-    pd->displs.assign(s, 0);
-    for (int i = 1; i < s; ++i) pd->displs[i] = pd->displs[i - 1] + pd->counts[i - 1];
+    const int total = sorted_runs(lc, t, n, seed, *pd);
     const int mine = pd->counts[lc.rank()];
-    pd->send = data(t, mine, mix(seed, 1), true);
-    if (t.kind == Kind::kInt) {
-      int* b = reinterpret_cast<int*>(pd->send.data());
-      std::sort(b, b + mine);
-      pd->merger = rbc::merger_for<int>();
-    } else {
-      std::int64_t* b = reinterpret_cast<std::int64_t*>(pd->send.data());
-      std::sort(b, b + mine);
-      pd->merger = rbc::merger_for<std::int64_t>();
-    }
-    pd->send_before = pd->send;
     void* got = nullptr;
     Bytes expected = unwritten(t, total);
     if (n > 0) MPI_Gatherv(pd->send.data(), mine, t.type, is_root ? expected.data() : nullptr,
                 pd->counts.data(), pd->displs.data(), t.type, root, lc.reference());
     if (is_root) {
-      if (t.kind == Kind::kInt) {
-        int* b = reinterpret_cast<int*>(expected.data());
-        std::sort(b, b + total);
-      } else {
-        std::int64_t* b = reinterpret_cast<std::int64_t*>(expected.data());
-        std::sort(b, b + total);
-      }
+      sort_elements(t, expected, total);
       pd->outputs.push_back({"merged result", unwritten(t, total), std::move(expected)});
       got = pd->outputs.back().got.data();
     }
@@ -677,35 +679,15 @@ class Runner {
   // Reference: everything (MPI_Allgatherv), sorted on every member.
   std::unique_ptr<Pending> allgatherm(const LayoutComms& lc, const TypeCase& t, int n, bool nb,
                                       unsigned long long seed) {
-    const int s = lc.size();
     auto pd = begin("allgatherm", Bytes());
-    pd->counts = varied_counts(s, n, seed);
-    int total = 0;
-    for (int c : pd->counts) total += c;
-    pd->displs.assign(s, 0);
-    for (int i = 1; i < s; ++i) pd->displs[i] = pd->displs[i - 1] + pd->counts[i - 1];
+    const int total = sorted_runs(lc, t, n, seed, *pd);
     const int mine = pd->counts[lc.rank()];
-    pd->send = data(t, mine, mix(seed, 1), true);
     Bytes expected = unwritten(t, total);
-    if (t.kind == Kind::kInt) {
-      std::sort(reinterpret_cast<int*>(pd->send.data()), reinterpret_cast<int*>(pd->send.data()) + mine);
-      pd->merger = rbc::merger_for<int>();
-    } else {
-      std::sort(reinterpret_cast<std::int64_t*>(pd->send.data()),
-                reinterpret_cast<std::int64_t*>(pd->send.data()) + mine);
-      pd->merger = rbc::merger_for<std::int64_t>();
-    }
-    pd->send_before = pd->send;
     if (total > 0) {
       MPI_Allgatherv(pd->send.data(), mine, t.type, expected.data(), pd->counts.data(), pd->displs.data(), t.type,
                      lc.reference());
     }
-    if (t.kind == Kind::kInt) {
-      std::sort(reinterpret_cast<int*>(expected.data()), reinterpret_cast<int*>(expected.data()) + total);
-    } else {
-      std::sort(reinterpret_cast<std::int64_t*>(expected.data()),
-                reinterpret_cast<std::int64_t*>(expected.data()) + total);
-    }
+    sort_elements(t, expected, total);
     pd->outputs.push_back({"merged result", unwritten(t, total), std::move(expected)});
     void* got = pd->outputs.back().got.data();
     if (nb)
