@@ -54,6 +54,8 @@ for need in [("comm_create", "rbc"), ("comm_create", "mpi_create_group"), ("comm
     assert need in impls, f"no records for {need}"
 text = open(report).read()
 assert "Targets vs measured" in text, "report lacks the targets table"
+assert "The paper's figures 7 and 8 beside the calibrated simulation" in text and "42.5x - 81.8x" in text, \
+    "report lacks the paper's figures 7 and 8"
 assert "Stable merge: weak scaling" in text and "merge: fence_bound / lock_shared" in text, "report lacks the merge"
 assert "`groupcomm_286`: skipped: SMPI has no intercommunicators" in text, "report lacks the #286 skip"
 print(f"smoke: {len(recs)} well-formed records from {len(have)} program/backend pairs; report written")

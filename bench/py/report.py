@@ -273,6 +273,84 @@ def targets_table(d, sim_p_note):
     return rows
 
 
+# The paper's published ratios at 2^15 ranks (section VIII, figs. 7 and 8), per machine and the
+# calibration profile that models it: (what, low, high) with high None for "more than low".
+PAPER_RATIOS = {
+    "supermuc": ("SuperMUC, Intel MPI", {
+        "fig7": (42.5, 81.8),
+        "fig8_np1": (3.5, 3.5),
+    }),
+    "juqueen": ("JUQUEEN, IBM MPI", {
+        "fig7": (69.4, 202.0),
+        "fig8_np1": (16.9, 16.9),
+        "fig8_small": (1282.0, None),
+    }),
+}
+PAPER_P = 32768
+
+
+def paper_verdict(value, low, high):
+    """Inside the published range, within 2x of it, or outside."""
+    if value is None:
+        return "no data"
+    top = high if high is not None else float("inf")
+    if low <= value <= top:
+        return "inside"
+    if low / 2 <= value <= top * 2:
+        return "within 2x"
+    return "outside"
+
+
+def paper_range_text(low, high):
+    if high is None:
+        return f"> {low:g}x"
+    return f"{low:g}x" if low == high else f"{low:g}x - {high:g}x"
+
+
+def paper_figures(d):
+    """Rows comparing simulated ratios with the paper's figs. 7 and 8, per calibration profile
+    that models one of the paper's machines; each names the p it was measured at."""
+    rows = []
+    for profile, (machine, published) in PAPER_RATIOS.items():
+        cal = Data(d.select(calibration=profile))
+        # Fig. 7: one split + one broadcast of n <= 2^10 doubles, MPI_Comm_create_group + MPI_Bcast / RBC.
+        ps = [p for p in cal.values("p", benchmark="split_bcast", k=1, implementation="rbc")
+              if cal.select(benchmark="split_bcast", k=1, implementation="mpi_create_group", p=p)]
+        if ps:
+            p = max(ps)
+            rs = [ratio(cal.median(benchmark="split_bcast", k=1, n=n, implementation="mpi_create_group", p=p),
+                        cal.median(benchmark="split_bcast", k=1, n=n, implementation="rbc", p=p))
+                  for n in cal.values("n", benchmark="split_bcast", k=1, p=p) if n <= 1024]
+            rs = [r for r in rs if r is not None]
+            low, high = published["fig7"]
+            verdicts = sorted({paper_verdict(r, low, high) for r in rs})
+            rows.append(["fig. 7: split + 1 bcast, create_group / RBC, n <= 2^10", machine, paper_range_text(low, high),
+                         profile, fmt_p(p), range_text(rs), ", ".join(verdicts) + ("" if p == PAPER_P else " (not at 2^15)")])
+        else:
+            low, high = published["fig7"]
+            rows.append(["fig. 7: split + 1 bcast, create_group / RBC, n <= 2^10", machine, paper_range_text(low, high),
+                         profile, "-", "not simulated", "no data"])
+        # Fig. 8: JQuick on MPI communicators (create_group) / JQuick on RBC.
+        ps = [p for p in cal.values("p", benchmark="sort", implementation="jquick_rbc", variant="uniform")
+              if cal.select(benchmark="sort", implementation="jquick_mpi_create_group", variant="uniform", p=p)]
+        pairs = sort_ratios(cal, "jquick_mpi_create_group", "jquick_rbc", max(ps)) if ps else []
+        for key, label, pick in (("fig8_np1", "n/p = 1", lambda n: n == 1),
+                                 ("fig8_small", "1 < n/p <= 2^10", lambda n: 1 < n <= 1024)):
+            if key not in published:
+                continue
+            low, high = published[key]
+            rs = [r for n, r in pairs if pick(n)]
+            what = f"fig. 8: JQuick create_group / RBC, {label}"
+            if rs:
+                p = max(ps)
+                verdicts = sorted({paper_verdict(r, low, high) for r in rs})
+                rows.append([what, machine, paper_range_text(low, high), profile, fmt_p(p), range_text(rs),
+                             ", ".join(verdicts) + ("" if p == PAPER_P else " (not at 2^15)")])
+            else:
+                rows.append([what, machine, paper_range_text(low, high), profile, "-", "not simulated", "no data"])
+    return rows
+
+
 def _status(flags):
     if not flags or all(f is None for f in flags):
         return "no data"
@@ -825,6 +903,13 @@ def generate(paths, out_dir, failures=None, snapshot=None):
                   "for 2^15 ranks is only really checked by records at 2^15.", "",
                   md_table(["what", "target", "paper / thesis", "measured", "status"],
                            targets_table(sim, None) + merge_targets(sim)), ""]
+        lines += ["## The paper's figures 7 and 8 beside the calibrated simulation", "",
+                  "The paper's ratios were measured at 2^15 ranks on SuperMUC (Intel MPI) and JUQUEEN (IBM MPI); "
+                  "the simulated ones come from records made with the calibration profile that models each "
+                  "machine (docs/calibration.md), at the largest p simulated with it. Verdict: inside the "
+                  "published range, within 2x of it, or outside.", "",
+                  md_table(["figure", "machine (paper)", "paper", "profile", "simulated p", "simulated", "verdict"],
+                           paper_figures(sim)), ""]
     # Simulated runs, then each real MPI on each machine. A real-MPI group measured at three or
     # more rank counts, none oversubscribed (a cluster run), gets the figures over p too, named
     # after its platform and library.
