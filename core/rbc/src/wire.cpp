@@ -566,10 +566,7 @@ void probe_watched(const Engine& engine, const RangeComm& comm, int mpi_source, 
     int flag = 0;
     check_mpi(MPI_Iprobe(mpi_source, mpi_tag, engine.comm(), &flag, &status), "MPI_Iprobe");
     if (flag) return;
-    if (spins % 256 == 0 && engine.stall_limit() > 0 && MPI_Wtime() - start > engine.stall_limit()) {
-      report_stall(engine, engine.stall_limit(),
-                   "  - a message from " + from_whom(mpi_source) + " (probe), " + what_label(comm.key(), label, 0) + "\n");
-    }
+    if (spins % 256 == 0) check_probe_stall(comm, mpi_source, label, start);
   }
 }
 
@@ -658,6 +655,14 @@ std::string describe_pending(Operation& op) {
     text += "  - " + line + "\n";
   }
   return text;
+}
+
+void check_probe_stall(const RangeComm& comm, int mpi_source, const Label& label, double start) {
+  const Engine& engine = *comm.engine();
+  if (engine.stall_limit() > 0 && MPI_Wtime() - start > engine.stall_limit()) {
+    report_stall(engine, engine.stall_limit(),
+                 "  - a message from " + from_whom(mpi_source) + " (probe), " + what_label(comm.key(), label, 0) + "\n");
+  }
 }
 
 [[noreturn]] void report_stall(const Engine& engine, double seconds, const std::string& waits) {

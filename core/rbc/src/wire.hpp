@@ -43,6 +43,10 @@ double stall_limit_from_environment();
 // communicator ..., collective #3 (barrier)"): the report of a stalled wait.
 std::string describe_pending(Operation& op);
 
+// Reports a stalled probe for (`mpi_source`, `label`) on `comm` begun at MPI_Wtime() `start`
+// once the engine's limit has passed; returns otherwise.
+void check_probe_stall(const RangeComm& comm, int mpi_source, const Label& label, double start);
+
 // Aborts (MPI_Abort) with the report of a wait that has made no progress for `seconds`; `waits`
 // is what it waits for (describe_pending).
 [[noreturn]] void report_stall(const Engine& engine, double seconds, const std::string& waits);

@@ -13,6 +13,8 @@
 // real MPI reports the stalled wait after RBC_CHECK_TIMEOUT seconds (SMPI reports a deadlock):
 //   mismatch_run extra_collective   rank 1 calls one more barrier than the others
 //   mismatch_run extra_recv         rank 0 receives a message rank 1 never sends
+//   mismatch_run extra_probe        rank 0 probes for it (rbc::probe blocks)
+//   mismatch_run extra_probe_polling the same with a receive of rank 0's pending (rbc::probe polls)
 #include <mpi.h>
 
 #include <cstdio>
@@ -47,10 +49,17 @@ int main(int argc, char** argv) {
     if (world.rank() == 1) rbc::barrier(world);
   } else if (mode == "extra_recv") {
     if (world.rank() == 0) rbc::recv(values, 1, MPI_INT, 1, 5, world);
+  } else if (mode == "extra_probe") {
+    if (world.rank() == 0) rbc::probe(1, 5, world);
+  } else if (mode == "extra_probe_polling") {
+    if (world.rank() == 0) {
+      rbc::Request pending = rbc::irecv(values + 1, 1, MPI_INT, 1, 6, world);
+      rbc::probe(1, 5, world);
+    }
   } else {
     std::fprintf(stderr,
                  "usage: mismatch_run barrier_vs_bcast|count|bcast_root|reduce_root|gather_root|extra_collective|"
-                 "extra_recv\n");
+                 "extra_recv|extra_probe|extra_probe_polling\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   // Keep every rank alive until the mismatch is reported (under SMPI a send to a rank that has
