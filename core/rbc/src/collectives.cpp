@@ -412,6 +412,63 @@ class ScanDoubling final : public Collective {
   bool received_ = false;
 };
 
+// scan_and_bcast of short vectors on a power-of-two number of ranks, by a butterfly: in round
+// k, rank r exchanges the total of its aligned block of 2^k ranks with r ^ 2^k. A lower block's
+// total goes in front of r's prefix and total, a higher one's behind the total, so the operation
+// need not commute. log2 p rounds of one message each way, where the tree (Scan) sends up and
+// then down, 2 log2 p messages one after the other; with two ranks, one exchange instead of two.
+class ScanAndBcastDoubling final : public Collective {
+ public:
+  ScanAndBcastDoubling(const void* sendbuf, void* recvbuf, void* totalbuf, int count, MPI_Datatype type,
+                       MPI_Op op, const RangeComm& comm)
+      : Collective(comm, detail::Kind::scan_and_bcast, -1, count),
+        recvbuf_(recvbuf),
+        totalbuf_(totalbuf),
+        count_(count),
+        info_(type),
+        op_(op),
+        total_(scratch(), info_, count),
+        incoming_(scratch(), info_, count) {
+    const void* input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    detail::copy_elements(input, total_.get(), count, info_);
+    if (input != recvbuf) detail::copy_elements(input, recvbuf, count, info_);
+  }
+
+ private:
+  void step() override {
+    const int me = comm_.rank();
+    if (partner_ >= 0) {
+      if (partner_ < me) {
+        MPI_Reduce_local(incoming_.get(), recvbuf_, count_, info_.type, op_);
+        MPI_Reduce_local(incoming_.get(), total_.get(), count_, info_.type, op_);
+      } else {
+        MPI_Reduce_local(total_.get(), incoming_.get(), count_, info_.type, op_);
+        std::swap(total_, incoming_);
+      }
+      partner_ = -1;
+    }
+    if (mask_ < comm_.size()) {
+      partner_ = me ^ mask_;
+      mask_ *= 2;
+      send(total_.get(), count_, info_.type, partner_, detail::kForward);
+      receive(incoming_.get(), count_, info_.type, partner_, detail::kForward);
+      return;
+    }
+    detail::copy_elements(total_.get(), totalbuf_, count_, info_);
+    finish();
+  }
+
+  void* recvbuf_;  // the running prefix: this rank's block from its start to this rank
+  void* totalbuf_;
+  int count_;
+  TypeInfo info_;
+  MPI_Op op_;
+  TypedBuffer total_;  // the total of this rank's block
+  TypedBuffer incoming_;
+  int mask_ = 1;
+  int partner_ = -1;
+};
+
 // Gather family. Data travels packed (MPI_Pack layout, i.e. type size bytes per element); each
 // subtree's contributions form one contiguous block in relative rank order.
 enum class Layout {
@@ -832,6 +889,10 @@ void exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MP
 Request iscan_and_bcast(const void* sendbuf, void* recvbuf, void* totalbuf, int count,
                         MPI_Datatype type, MPI_Op op, const RangeComm& comm) {
   check_reduction("scan_and_bcast", count, type, op);
+  const int p = comm.size();
+  if (doubling(type, count, p) && (p & (p - 1)) == 0) {
+    return start<ScanAndBcastDoubling>(sendbuf, recvbuf, totalbuf, count, type, op, comm);
+  }
   return start<Scan>(sendbuf, recvbuf, totalbuf, count, type, op, ScanKind::kInclusiveAndTotal, comm);
 }
 
