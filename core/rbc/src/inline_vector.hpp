@@ -50,8 +50,8 @@ class InlineVector {
   const T* end() const { return data() + size_; }
 
  private:
-  std::array<T, N> inline_;  // elements [0, size_) when size_ <= N
-  std::vector<T> heap_;  // all elements once there are more than N
+  std::array<T, N> inline_;  // the elements while there are at most N
+  std::vector<T> heap_;      // all elements once there are more than N
   std::size_t size_ = 0;
 };
 
