@@ -26,20 +26,24 @@ void check_mpi(int code, const char* what) {
 // ---------------------------------------------------------------------------------- RbcPool
 
 void RbcPool::Requests::add(rbc::Request request, Callback callback, bool status) {
+  // Most pools hold a few operations: reserve once rather than regrow from one element.
+  if (requests.capacity() == 0) {
+    requests.reserve(8);
+    entries.reserve(8);
+  }
   requests.push_back(std::move(request));
-  callbacks.push_back(std::move(callback));
-  handled.push_back(0);
-  wants_status.push_back(status ? 1 : 0);
+  entries.push_back(Entry{std::move(callback), false, status});
   ++pending;
 }
 
 void RbcPool::Requests::run(std::size_t index) {
-  handled[index] = 1;
+  Entry& entry = entries[index];
+  entry.handled = true;
   --pending;
   // The continuation may add operations (reallocating the vectors): take what it needs first.
-  Callback callback = std::move(callbacks[index]);
+  Callback callback = std::move(entry.callback);
   rbc::Status status;
-  const bool with_status = wants_status[index] != 0;
+  const bool with_status = entry.wants_status;
   if (with_status) status = requests[index].status();
   if (callback) callback(with_status ? &status : nullptr);
 }
@@ -47,19 +51,15 @@ void RbcPool::Requests::run(std::size_t index) {
 void RbcPool::Requests::compact() {
   std::size_t kept = 0;
   for (std::size_t i = 0; i < requests.size(); ++i) {
-    if (handled[i]) continue;
+    if (entries[i].handled) continue;
     if (kept != i) {
       requests[kept] = std::move(requests[i]);
-      callbacks[kept] = std::move(callbacks[i]);
-      handled[kept] = 0;
-      wants_status[kept] = wants_status[i];
+      entries[kept] = std::move(entries[i]);
     }
     ++kept;
   }
   requests.resize(kept);
-  callbacks.resize(kept);
-  handled.resize(kept);
-  wants_status.resize(kept);
+  entries.resize(kept);
 }
 
 // Operations completed as a side effect of an earlier wait are not reported by wait_any again:
@@ -68,7 +68,7 @@ bool RbcPool::Requests::run_completed() {
   if (requests.size() > 32 && pending * 2 < requests.size()) compact();
   bool ran = false;
   for (std::size_t i = 0; i < requests.size(); ++i) {
-    if (!handled[i] && requests[i].done()) {
+    if (!entries[i].handled && requests[i].done()) {
       run(i);
       ran = true;
     }
@@ -241,8 +241,10 @@ void RbcLayer::irecv(Pool& pool, const Comm& comm, void* buf, int count, MPI_Dat
     const int from = source == MPI_ANY_SOURCE ? MPI_ANY_SOURCE : data_rank(comm, source);
     pool.add(
         rbc::irecv(buf, count, type, from, tag, channel_),
-        [comm, root = root_, type, done = std::move(done)](const rbc::Status* status) {
-          done(group_rank(comm, root, status->source), status->count(type));
+        // The layer outlives its pools: `this` instead of a copy of the root keeps the capture
+        // (allocated with the callback) small.
+        [this, comm, type, done = std::move(done)](const rbc::Status* status) {
+          done(group_rank(comm, root_, status->source), status->count(type));
         },
         true);
     return;
@@ -259,11 +261,10 @@ void RbcLayer::irecv(Pool& pool, const Comm& comm, void* buf, int count, MPI_Dat
   const int from = source == MPI_ANY_SOURCE ? MPI_ANY_SOURCE : data_rank(comm, source);
   MPI_Request request;
   check_mpi(MPI_Irecv(buf, count, type, from, tag, data_, &request), "MPI_Irecv");
-  const rbc::RangeComm root = root_;
-  pool.add_posted(request, [comm, root, type, done = std::move(done)](const MPI_Status& status) {
+  pool.add_posted(request, [this, comm, type, done = std::move(done)](const MPI_Status& status) {
     int received = 0;
     MPI_Get_count(&status, type, &received);
-    done(group_rank(comm, root, status.MPI_SOURCE), received);
+    done(group_rank(comm, root_, status.MPI_SOURCE), received);
   });
 }
 

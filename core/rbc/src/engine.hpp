@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "inline_vector.hpp"
 #include "key.hpp"
 #include "operation.hpp"
 #include "tags.hpp"
@@ -81,7 +82,9 @@ class Engine {
   // Advances every active operation; completed ones leave the list (their requests see the
   // completion when they next look).
   void progress_all(bool may_test) {
-    std::vector<Operation*> snapshot = active_;
+    // A snapshot: an operation's progress may wait (a nested wait advances and removes
+    // operations, and new ones may start). Inline, so a round allocates nothing.
+    const InlineVector<Operation*, 32> snapshot(active_.data(), active_.size());
     for (Operation* op : snapshot) {
       if (std::find(active_.begin(), active_.end(), op) == active_.end()) continue;
       if (op->progress(may_test)) remove(op);
@@ -130,6 +133,21 @@ class Engine {
   static constexpr std::size_t kPooledBytes = 4096 + 256;
   static constexpr std::size_t kPoolSize = 64;
 
+  // The request and transit lists of finished operations, for new ones: an operation's first
+  // await would otherwise allocate both lists afresh (and regrow them).
+  void take_lists(std::vector<MPI_Request>& awaited, std::vector<Transit>& transits) {
+    if (lists_.empty()) return;
+    awaited = std::move(lists_.back().awaited);
+    transits = std::move(lists_.back().transits);
+    lists_.pop_back();
+  }
+  void recycle_lists(std::vector<MPI_Request>&& awaited, std::vector<Transit>&& transits) {
+    if (awaited.capacity() == 0 || lists_.size() >= kPoolSize) return;
+    awaited.clear();
+    transits.clear();
+    lists_.push_back(Lists{std::move(awaited), std::move(transits)});
+  }
+
   // Large temporaries of collectives.
   ScratchPool& scratch() { return scratch_; }
 
@@ -155,6 +173,11 @@ class Engine {
   std::deque<Parked> parked_;
   std::map<int, std::uint64_t> transfers_;
   std::vector<Bytes> pool_;
+  struct Lists {
+    std::vector<MPI_Request> awaited;
+    std::vector<Transit> transits;
+  };
+  std::vector<Lists> lists_;
   ScratchPool scratch_;
 };
 

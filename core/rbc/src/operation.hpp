@@ -44,7 +44,7 @@ struct Transit {
 // MPI_Test, which SMPI charges simulated time for when it fails.
 class Operation {
  public:
-  explicit Operation(std::shared_ptr<Engine> engine) : engine_(std::move(engine)) {}
+  explicit Operation(std::shared_ptr<Engine> engine);
   virtual ~Operation();
 
   Engine& engine() const { return *engine_; }

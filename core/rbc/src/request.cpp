@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "engine.hpp"
+#include "inline_vector.hpp"
 #include "operation.hpp"
 #include "rbc/error.hpp"
 #include "wire.hpp"
@@ -16,14 +17,14 @@ namespace detail {
 namespace {
 
 // MPI_Waitany by polling, reporting a stall once the engine's limit has passed (kWatchStalls).
-int wait_any_watched(std::vector<MPI_Request>& requests, MPI_Status& status, Operation* const* ops, std::size_t count) {
+int wait_any_watched(MPI_Request* requests, int n, MPI_Status& status, Operation* const* ops, std::size_t count) {
   const Engine& engine = ops[0]->engine();
   const double limit = engine.stall_limit();
   const double start = MPI_Wtime();
   for (unsigned spins = 1;; ++spins) {
     int index = MPI_UNDEFINED;
     int flag = 0;
-    check_mpi(MPI_Testany(static_cast<int>(requests.size()), requests.data(), &index, &flag, &status), "MPI_Testany");
+    check_mpi(MPI_Testany(n, requests, &index, &flag, &status), "MPI_Testany");
     if (flag) return index;
     if (spins % 256 == 0 && limit > 0 && MPI_Wtime() - start > limit) {
       std::string waits;
@@ -36,15 +37,22 @@ int wait_any_watched(std::vector<MPI_Request>& requests, MPI_Status& status, Ope
 }  // namespace
 
 void wait_for_some(Operation* const* ops, std::size_t count) {
-  std::vector<MPI_Request> all;
-  std::vector<std::pair<Operation*, std::size_t>> owner;
+  // The union of the operations' pending requests, contiguous for MPI_Waitany, and the
+  // operation and slot each one belongs to. Local and inline: no allocation per round, and a
+  // wait nested in a continuation has its own.
+  struct Owner {
+    Operation* op;
+    std::size_t slot;
+  };
+  InlineVector<MPI_Request, 16> all;
+  InlineVector<Owner, 16> owner;
   for (std::size_t k = 0; k < count; ++k) {
     auto& awaited = ops[k]->awaited();
     bool any = false;
     for (std::size_t i = 0; i < awaited.size(); ++i) {
       if (awaited[i] == MPI_REQUEST_NULL) continue;
       all.push_back(awaited[i]);
-      owner.emplace_back(ops[k], i);
+      owner.push_back(Owner{ops[k], i});
       any = true;
     }
     if (!any) return;  // it can advance without waiting
@@ -53,17 +61,24 @@ void wait_for_some(Operation* const* ops, std::size_t count) {
   int index = MPI_UNDEFINED;
   MPI_Status status;
   if (kWatchStalls) {
-    index = wait_any_watched(all, status, ops, count);
+    index = wait_any_watched(all.data(), static_cast<int>(all.size()), status, ops, count);
   } else {
     check_mpi(MPI_Waitany(static_cast<int>(all.size()), all.data(), &index, &status), "MPI_Waitany");
   }
   if (index == MPI_UNDEFINED) return;
-  auto [op, i] = owner[static_cast<std::size_t>(index)];
-  op->awaited()[i] = MPI_REQUEST_NULL;
-  op->request_done(i, status);
+  const Owner done = owner[static_cast<std::size_t>(index)];
+  done.op->awaited()[done.slot] = MPI_REQUEST_NULL;
+  done.op->request_done(done.slot, status);
 }
 
-Operation::~Operation() { engine_->unregister_all(this); }
+Operation::Operation(std::shared_ptr<Engine> engine) : engine_(std::move(engine)) {
+  engine_->take_lists(awaited_, transits_);
+}
+
+Operation::~Operation() {
+  engine_->unregister_all(this);
+  engine_->recycle_lists(std::move(awaited_), std::move(transits_));
+}
 
 void Operation::request_done(std::size_t index, const MPI_Status& status) { complete_slot(*this, index, status); }
 
@@ -129,25 +144,37 @@ bool Request::test() { return advance(true); }
 
 namespace {
 
+// The engines a wait_all or wait_any progresses: nearly always one.
+using Engines = detail::InlineVector<detail::Engine*, 4>;
+
 // Blocks until some request of the engines' active operations completes (or returns at once
 // when one of them polls), after advancing them all.
-void progress_and_block(const std::vector<detail::Engine*>& engines) {
-  std::vector<detail::Operation*> active;
-  for (detail::Engine* engine : engines) {
-    engine->progress_all(false);
-    active.insert(active.end(), engine->active().begin(), engine->active().end());
+void progress_and_block(detail::Engine* const* engines, std::size_t count) {
+  for (std::size_t e = 0; e < count; ++e) engines[e]->progress_all(false);
+  if (count == 1) {
+    // wait_for_some only reads the list, and nothing changes it before MPI_Waitany returns.
+    const auto& active = engines[0]->active();
+    detail::wait_for_some(active.data(), active.size());
+    return;
+  }
+  detail::InlineVector<detail::Operation*, 32> active;
+  for (std::size_t e = 0; e < count; ++e) {
+    for (detail::Operation* op : engines[e]->active()) active.push_back(op);
   }
   detail::wait_for_some(active.data(), active.size());
 }
 
-void add_engine(std::vector<detail::Engine*>& engines, detail::Engine* engine) {
+void add_engine(Engines& engines, detail::Engine* engine) {
   if (std::find(engines.begin(), engines.end(), engine) == engines.end()) engines.push_back(engine);
 }
 
 }  // namespace
 
 void Request::wait() {
-  while (!advance(false)) progress_and_block({&op_->engine()});
+  while (!advance(false)) {
+    detail::Engine* engine = &op_->engine();
+    progress_and_block(&engine, 1);
+  }
 }
 
 bool Request::done() const { return done_; }
@@ -165,14 +192,14 @@ bool test_all(std::vector<Request>& requests) {
 }
 
 void wait_all(Request* begin, Request* end) {
-  std::vector<detail::Engine*> engines;
+  Engines engines;
   while (true) {
     engines.clear();
     for (Request* r = begin; r != end; ++r) {
       if (!r->advance(false)) add_engine(engines, &r->operation()->engine());
     }
     if (engines.empty()) return;
-    progress_and_block(engines);
+    progress_and_block(engines.data(), engines.size());
   }
 }
 
@@ -181,7 +208,7 @@ void wait_all(std::vector<Request>& requests) {
 }
 
 int wait_any(std::vector<Request>& requests) {
-  std::vector<detail::Engine*> engines;
+  Engines engines;
   while (true) {
     engines.clear();
     for (std::size_t i = 0; i < requests.size(); ++i) {
@@ -190,7 +217,7 @@ int wait_any(std::vector<Request>& requests) {
       add_engine(engines, &requests[i].operation()->engine());
     }
     if (engines.empty()) return -1;
-    progress_and_block(engines);
+    progress_and_block(engines.data(), engines.size());
   }
 }
 

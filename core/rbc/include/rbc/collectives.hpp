@@ -41,7 +41,9 @@ Request iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type
                 const RangeComm& comm);
 
 // Inclusive prefix into recvbuf and, on every rank, the total x_0 op ... op x_{p-1} into
-// totalbuf, in one up-and-down sweep (no separate broadcast).
+// totalbuf, without a separate broadcast: one up-and-down tree sweep, or for short vectors (and
+// on two ranks) log2 q + 2 butterfly exchanges (q the largest power of two <= p; log2 p when p is
+// one).
 void scan_and_bcast(const void* sendbuf, void* recvbuf, void* totalbuf, int count,
                     MPI_Datatype type, MPI_Op op, const RangeComm& comm);
 Request iscan_and_bcast(const void* sendbuf, void* recvbuf, void* totalbuf, int count,

@@ -68,10 +68,14 @@ class RbcPool {
 
  private:
   struct Requests {
-    std::vector<rbc::Request> requests;
-    std::vector<Callback> callbacks;
-    std::vector<char> handled;
-    std::vector<char> wants_status;
+    // What to do once requests[i] completes.
+    struct Entry {
+      Callback callback;
+      bool handled;
+      bool wants_status;
+    };
+    std::vector<rbc::Request> requests;  // contiguous for rbc::wait_any
+    std::vector<Entry> entries;          // parallel to requests
     std::size_t pending = 0;
     void add(rbc::Request request, Callback callback, bool wants_status);
     bool run_completed();
