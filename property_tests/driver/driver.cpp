@@ -18,6 +18,9 @@ namespace props {
 
 namespace {
 
+// The exit code of RBC's interference aborts (core/rbc/src/wire.cpp).
+constexpr int kInterferenceExitCode = 86;
+
 std::string env(const char* name) {
   const char* v = std::getenv(name);
   return v ? v : "";
@@ -189,7 +192,9 @@ Verdict run_job(const Job& job) {
   v.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   v.digest = value_after(v.output, "SCENARIO OK digest=");
   v.simulated_time = value_after(v.output, "simulated_time=");
-  if (contains(v.output, "rbc: interference:")) {
+  // RBC's interference checks abort with exit code 86 after printing their line; MPICH's mpiexec
+  // can lose the aborting rank's last output when it tears the job down, so the code counts too.
+  if (contains(v.output, "rbc: interference:") || v.exit_code == kInterferenceExitCode) {
     v.kind = "interference";
   } else if (contains(v.output, "HANG:")) {
     v.kind = "hang";
