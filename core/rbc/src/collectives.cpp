@@ -205,8 +205,6 @@ class AllreduceDoubling final : public Collective {
 
  private:
   int me() const { return comm_.rank(); }
-  bool folded_in() const { return fly_.folded_in(); }
-  bool folds() const { return fly_.folds(); }
 
   // acc = (partner's block, own block) in rank order.
   void absorb(int partner) {
@@ -221,11 +219,11 @@ class AllreduceDoubling final : public Collective {
   void step() override {
     if (state_ == 0) {
       ++state_;
-      if (folded_in()) {
+      if (fly_.folded_in()) {
         send(acc_.get(), count_, info_.type, me() + 1, detail::kUp);
         receive(recvbuf_, count_, info_.type, me() + 1, detail::kDown);
         finish();
-      } else if (folds()) {
+      } else if (fly_.folds()) {
         receive(incoming_.get(), count_, info_.type, me() - 1, detail::kUp);
         partner_ = me() - 1;
       }
@@ -239,7 +237,7 @@ class AllreduceDoubling final : public Collective {
       return;
     }
     detail::copy_elements(acc_.get(), recvbuf_, count_, info_);
-    if (folds()) send(recvbuf_, count_, info_.type, me() - 1, detail::kDown);
+    if (fly_.folds()) send(recvbuf_, count_, info_.type, me() - 1, detail::kDown);
     finish();
   }
 
@@ -348,9 +346,8 @@ class Scan final : public Collective {
 // Inclusive scan plus the total on the butterfly (with its fold for p not a power of two): each
 // (virtual) rank keeps the combination of its current block and of the part of that block left
 // of it; in each round partners swap block combinations, and the one on the right puts what
-// arrives in front of both. log2 q + 2 rounds of one message each
-// way, where the tree's up and down sweeps take 2 log2 p one after the other. A folded-in even
-// rank gets back (everything left of its pair, the total), rank 0 only the total.
+// arrives in front of both. log2 q + 2 rounds of one message each way, where the tree's up and
+// down sweeps take 2 log2 p one after the other. A folded-in even rank gets back (everything left of its pair, the total), rank 0 only the total.
 class ScanTotalDoubling final : public Collective {
  public:
   ScanTotalDoubling(const void* sendbuf, void* recvbuf, void* totalbuf, int count, MPI_Datatype type, MPI_Op op,
@@ -370,8 +367,6 @@ class ScanTotalDoubling final : public Collective {
 
  private:
   int me() const { return comm_.rank(); }
-  bool folded_in() const { return fly_.folded_in(); }
-  bool folds() const { return fly_.folds(); }
   char* second_half(TypedBuffer& b) const { return at(b.get(), count_, info_.extent); }
   // A folded-in rank's message back: the total, preceded by what is left of its pair unless
   // the pair is the leftmost.
@@ -380,13 +375,13 @@ class ScanTotalDoubling final : public Collective {
   void step() override {
     if (state_ == 0) {
       ++state_;
-      if (folded_in()) {
+      if (fly_.folded_in()) {
         send(own_.get(), count_, info_.type, me() + 1, detail::kUp);
         receive(left_.get(), back_count(me()), info_.type, me() + 1, detail::kDown);
         state_ = kFoldedIn;
         return;
       }
-      if (folds()) {
+      if (fly_.folds()) {
         receive(incoming_.get(), count_, info_.type, me() - 1, detail::kUp);
         fold_pending_ = true;
         return;
@@ -423,7 +418,7 @@ class ScanTotalDoubling final : public Collective {
     detail::copy_elements(own_.get(), recvbuf_, count_, info_);
     if (has_left_) MPI_Reduce_local(left_.get(), recvbuf_, count_, info_.type, op_);
     detail::copy_elements(acc_.get(), totalbuf_, count_, info_);
-    if (folds()) {
+    if (fly_.folds()) {
       const int even = me() - 1;
       if (even == 0) {
         send(totalbuf_, count_, info_.type, even, detail::kDown);
@@ -888,8 +883,7 @@ class AllgathermDoubling final : public Collective {
         recvbuf_(recvbuf),
         total_(total),
         element_(TypeInfo(type).size),
-        merge_(std::move(merge)),
-        count_(sendcount) {
+        merge_(std::move(merge)) {
     block_.reserve(static_cast<std::size_t>(total) * element_);
     block_.assign(static_cast<const char*>(sendbuf),
                   static_cast<const char*>(sendbuf) + static_cast<std::size_t>(sendcount) * element_);
@@ -897,9 +891,9 @@ class AllgathermDoubling final : public Collective {
 
  private:
   int me() const { return comm_.rank(); }
-  bool folded_in() const { return fly_.folded_in(); }
-  bool folds() const { return fly_.folds(); }
   int bytes(std::int64_t elements) const { return message_bytes("allgatherm", elements * element_); }
+  // Elements gathered so far.
+  std::int64_t count() const { return static_cast<std::int64_t>(block_.size()) / element_; }
 
   // Completions of sends come here too (a large payload's); only the receive's status counts.
   void completed(std::size_t index, const MPI_Status& status) override {
@@ -914,7 +908,7 @@ class AllgathermDoubling final : public Collective {
 
   // Posts the receive of a partner's run, at most what the total leaves.
   void receive_run(int partner, detail::Phase phase) {
-    const std::int64_t room = std::max<std::int64_t>(total_ - count_, 0);
+    const std::int64_t room = std::max<std::int64_t>(total_ - count(), 0);
     incoming_.resize(static_cast<std::size_t>(room * element_));
     receive_counted(incoming_.data(), room, partner, phase);
     partner_ = partner;
@@ -927,20 +921,19 @@ class AllgathermDoubling final : public Collective {
     block_.insert(partner_ < me() ? block_.begin() : block_.end(), incoming_.begin(), incoming_.begin() + theirs);
     char* first = block_.data();
     merge_(first, first + (partner_ < me() ? theirs : mine), first + mine + theirs);
-    count_ += arrived_;
     partner_ = -1;
   }
 
   void step() override {
     if (state_ == 0) {
       ++state_;
-      if (folded_in()) {
-        send(block_.data(), bytes(count_), MPI_BYTE, me() + 1, detail::kUp);
+      if (fly_.folded_in()) {
+        send(block_.data(), bytes(count()), MPI_BYTE, me() + 1, detail::kUp);
         receive_counted(recvbuf_, total_, me() + 1, detail::kDown);
         state_ = kFoldedIn;
         return;
       }
-      if (folds()) {
+      if (fly_.folds()) {
         receive_run(me() - 1, detail::kUp);
         return;
       }
@@ -950,22 +943,22 @@ class AllgathermDoubling final : public Collective {
       if (arrived_ != total_) throw_total(arrived_);
       return;
     }
-    if (partner_ >= 0) absorb();
-    const int partner = state_ == kDone ? -1 : fly_.next_partner();
-    if (partner >= 0) {
-      send(block_.data(), bytes(count_), MPI_BYTE, partner, detail::kForward);
-      receive_run(partner, detail::kForward);
-      return;
-    }
     if (state_ == kDone) {
       finish();  // before the throw: a later wait (the request's destructor) then completes
-      if (count_ != total_) throw_total(count_);
+      if (count() != total_) throw_total(count());
+      return;
+    }
+    if (partner_ >= 0) absorb();
+    const int partner = fly_.next_partner();
+    if (partner >= 0) {
+      send(block_.data(), bytes(count()), MPI_BYTE, partner, detail::kForward);
+      receive_run(partner, detail::kForward);
       return;
     }
     // A folding rank hands back what it has even when the total is wrong, so that its partner
     // throws too instead of waiting; each throws once nothing of its own is in flight.
-    if (count_ == total_) std::copy(block_.begin(), block_.end(), static_cast<char*>(recvbuf_));
-    if (folds()) send(block_.data(), bytes(count_), MPI_BYTE, me() - 1, detail::kDown);
+    if (count() == total_) std::copy(block_.begin(), block_.end(), static_cast<char*>(recvbuf_));
+    if (fly_.folds()) send(block_.data(), bytes(count()), MPI_BYTE, me() - 1, detail::kDown);
     state_ = kDone;
   }
 
@@ -980,7 +973,6 @@ class AllgathermDoubling final : public Collective {
   std::int64_t total_;
   std::int64_t element_;
   Merger merge_;
-  std::int64_t count_;
   std::int64_t arrived_ = 0;
   std::size_t receive_slot_ = 0;
   std::vector<char> block_;

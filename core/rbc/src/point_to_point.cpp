@@ -116,15 +116,13 @@ Status probe(int source, int tag, const RangeComm& comm) {
   if (source == MPI_PROC_NULL) return translate(comm, proc_null_status());
   // While nonblocking operations are in flight, a peer may need them to progress before it
   // sends what this probe waits for: poll and progress. Otherwise block in MPI.
-  const double start = detail::kWatchStalls ? MPI_Wtime() : 0.0;
-  for (unsigned spins = 1; !comm.engine()->idle(); ++spins) {
+  detail::StallWatch watch(*comm.engine());
+  while (!comm.engine()->idle()) {
     comm.engine()->progress_all(true);
     if (auto found = detail::probe_message(comm, mpi_peer(comm, source), detail::user_label(tag), false)) {
       return translate(comm, *found);
     }
-    if (detail::kWatchStalls && spins % 256 == 0) {
-      detail::check_probe_stall(comm, mpi_peer(comm, source), detail::user_label(tag), start);
-    }
+    if (watch.expired()) detail::report_probe_stall(comm, mpi_peer(comm, source), detail::user_label(tag));
   }
   return translate(comm, *detail::probe_message(comm, mpi_peer(comm, source), detail::user_label(tag), true));
 }

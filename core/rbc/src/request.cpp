@@ -19,17 +19,16 @@ namespace {
 // MPI_Waitany by polling, reporting a stall once the engine's limit has passed (kWatchStalls).
 int wait_any_watched(MPI_Request* requests, int n, MPI_Status& status, Operation* const* ops, std::size_t count) {
   const Engine& engine = ops[0]->engine();
-  const double limit = engine.stall_limit();
-  const double start = MPI_Wtime();
-  for (unsigned spins = 1;; ++spins) {
+  StallWatch watch(engine);
+  while (true) {
     int index = MPI_UNDEFINED;
     int flag = 0;
     check_mpi(MPI_Testany(n, requests, &index, &flag, &status), "MPI_Testany");
     if (flag) return index;
-    if (spins % 256 == 0 && limit > 0 && MPI_Wtime() - start > limit) {
+    if (watch.expired()) {
       std::string waits;
       for (std::size_t k = 0; k < count; ++k) waits += describe_pending(*ops[k]);
-      report_stall(engine, limit, waits);
+      report_stall(engine, engine.stall_limit(), waits);
     }
   }
 }

@@ -561,12 +561,12 @@ std::string from_whom(int mpi_source) {
 // A blocking probe that reports a stall (kWatchStalls builds).
 void probe_watched(const Engine& engine, const RangeComm& comm, int mpi_source, const Label& label, int mpi_tag,
                    MPI_Status& status) {
-  const double start = MPI_Wtime();
-  for (unsigned spins = 1;; ++spins) {
+  StallWatch watch(engine);
+  while (true) {
     int flag = 0;
     check_mpi(MPI_Iprobe(mpi_source, mpi_tag, engine.comm(), &flag, &status), "MPI_Iprobe");
     if (flag) return;
-    if (spins % 256 == 0) check_probe_stall(comm, mpi_source, label, start);
+    if (watch.expired()) report_probe_stall(comm, mpi_source, label);
   }
 }
 
@@ -657,12 +657,17 @@ std::string describe_pending(Operation& op) {
   return text;
 }
 
-void check_probe_stall(const RangeComm& comm, int mpi_source, const Label& label, double start) {
+StallWatch::StallWatch(const Engine& engine) : engine_(engine), start_(kWatchStalls ? MPI_Wtime() : 0.0) {}
+
+bool StallWatch::expired() {
+  return kWatchStalls && ++polls_ % 256 == 0 && engine_.stall_limit() > 0 &&
+         MPI_Wtime() - start_ > engine_.stall_limit();
+}
+
+void report_probe_stall(const RangeComm& comm, int mpi_source, const Label& label) {
   const Engine& engine = *comm.engine();
-  if (engine.stall_limit() > 0 && MPI_Wtime() - start > engine.stall_limit()) {
-    report_stall(engine, engine.stall_limit(),
-                 "  - a message from " + from_whom(mpi_source) + " (probe), " + what_label(comm.key(), label, 0) + "\n");
-  }
+  report_stall(engine, engine.stall_limit(),
+               "  - a message from " + from_whom(mpi_source) + " (probe), " + what_label(comm.key(), label, 0) + "\n");
 }
 
 [[noreturn]] void report_stall(const Engine& engine, double seconds, const std::string& waits) {

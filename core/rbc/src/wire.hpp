@@ -43,9 +43,22 @@ double stall_limit_from_environment();
 // communicator ..., collective #3 (barrier)"): the report of a stalled wait.
 std::string describe_pending(Operation& op);
 
-// Reports a stalled probe for (`mpi_source`, `label`) on `comm` begun at MPI_Wtime() `start`
-// once the engine's limit has passed; returns otherwise.
-void check_probe_stall(const RangeComm& comm, int mpi_source, const Label& label, double start);
+// The clock of one watched wait (kWatchStalls builds; elsewhere it never expires and reads no
+// clock): true once the engine's stall limit has passed since construction. Called on every
+// poll, it reads the clock only every 256th time.
+class StallWatch {
+ public:
+  explicit StallWatch(const Engine& engine);
+  bool expired();
+
+ private:
+  const Engine& engine_;
+  double start_ = 0;
+  unsigned polls_ = 0;
+};
+
+// Aborts with the report of a probe for (`mpi_source`, `label`) on `comm` that has stalled.
+[[noreturn]] void report_probe_stall(const RangeComm& comm, int mpi_source, const Label& label);
 
 // Aborts (MPI_Abort) with the report of a wait that has made no progress for `seconds`; `waits`
 // is what it waits for (describe_pending).
