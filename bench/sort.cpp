@@ -1,5 +1,5 @@
 // Sorting (paper fig. 8, thesis 8.3): n/p doubles per PE from one of the input distributions,
-//   jquick_rbc               JQuick on RBC range communicators
+//   jquick_rbc               JQuick on RBC range communicators (given the run's RangeComm, as hypercube_rbc)
 //   jquick_mpi_create_group  JQuick, every level's groups made with MPI_Comm_create_group
 //   jquick_mpi_split         JQuick, every level's groups made with MPI_Comm_split
 //   hypercube_rbc            robust hypercube quicksort (RQuick) on RBC
@@ -97,7 +97,11 @@ std::vector<double> sort_once(const std::string& impl, std::vector<double>& data
       throw std::invalid_argument("--impls: unknown implementation '" + impl + "'");
     }
     const double elements = static_cast<double>(data.size());
-    jquick::Stats s = jquick::sort(data, MPI_DOUBLE, world, std::less<double>(), config);
+    // On RBC both sorts get the prebuilt handle, as hypercube_rbc does (jquick::sort on an
+    // MPI_Comm would add a from_mpi, one 8-byte broadcast, to every sort).
+    jquick::Stats s = config.layer == jquick::Layer::rbc
+                          ? jquick::sort(data, MPI_DOUBLE, rworld, std::less<double>(), config)
+                          : jquick::sort(data, MPI_DOUBLE, world, std::less<double>(), config);
     const double levels = s.levels + 1.0;  // the distributed levels plus the base case
     *copied_per_element_level =
         elements > 0 ? static_cast<double>(s.bytes_copied) / (elements * levels) : 0.0;

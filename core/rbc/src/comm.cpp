@@ -28,32 +28,46 @@ int on_base_freed(MPI_Comm, int, void* attribute, void*) {
   return MPI_SUCCESS;
 }
 
-// The engine of (MPI communicator, calling process). All handles on one communicator must share
-// it, and MPI offers no way to find state a previous handle left on a communicator without a
-// key known in advance, so this is the one piece of process-wide state in RBC. It is keyed by
-// the caller's MPI_COMM_WORLD rank as well: under SMPI, all simulated ranks share one copy of
-// it, and each finds only its own engines.
-std::shared_ptr<Engine> shared_engine(MPI_Comm comm, int size, int rank, int tag_ub) {
+// The engine of (MPI communicator, calling process), and on the communicator's rank 0 the
+// identity of a new handle. All handles on one communicator must share the engine, and MPI
+// offers no way to find state a previous handle left on a communicator without a key known in
+// advance, so this is the one piece of process-wide state in RBC. It is keyed by the caller's
+// MPI_COMM_WORLD rank as well: under SMPI, all simulated ranks share one copy of it, and each
+// finds only its own engines.
+//
+// The handle counter outlives the engine: when rank 0 drops its last handle on a communicator
+// its engine goes, while other ranks may keep communicators of that handle; a counter that
+// restarted with the next engine would hand the next from_mpi the same identity. One slot per
+// MPI communicator value this rank has used RBC on (MPI reuses the values of freed ones).
+struct SharedEngine {
+  std::shared_ptr<Engine> engine;
+  std::uint64_t handle = 0;  // drawn on rank 0 only
+};
+
+SharedEngine shared_engine(MPI_Comm comm, int size, int rank, int tag_ub) {
+  struct Slot {
+    std::weak_ptr<Engine> engine;
+    std::uint64_t handles = 0;
+  };
   static std::mutex mutex;
-  static std::map<std::pair<MPI_Comm, int>, std::weak_ptr<Engine>> engines;
+  static std::map<std::pair<MPI_Comm, int>, Slot> slots;
   int world_rank = 0;
   check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank), "MPI_Comm_rank");
   const std::lock_guard<std::mutex> lock(mutex);
-  for (auto it = engines.begin(); it != engines.end();) {
-    it = it->second.expired() ? engines.erase(it) : std::next(it);
-  }
-  auto& slot = engines[{comm, world_rank}];
-  std::shared_ptr<Engine> engine = slot.lock();
-  if (engine && !engine->base_freed()) return engine;
+  Slot& slot = slots[{comm, world_rank}];
+  SharedEngine shared;
+  if (rank == 0) shared.handle = slot.handles++;
+  shared.engine = slot.engine.lock();
+  if (shared.engine && !shared.engine->base_freed()) return shared;
   const double stall_limit = kWatchStalls ? stall_limit_from_environment() : 0.0;
-  engine = std::make_shared<Engine>(comm, size, rank, tag_ub);
-  engine->set_stall_limit(stall_limit);
-  slot = engine;
+  shared.engine = std::make_shared<Engine>(comm, size, rank, tag_ub);
+  shared.engine->set_stall_limit(stall_limit);
+  slot.engine = shared.engine;
   int keyval = MPI_KEYVAL_INVALID;
   check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_base_freed, &keyval, nullptr), "MPI_Comm_create_keyval");
-  engine->set_keyval(keyval);
-  check_mpi(MPI_Comm_set_attr(comm, keyval, engine.get()), "MPI_Comm_set_attr");
-  return engine;
+  shared.engine->set_keyval(keyval);
+  check_mpi(MPI_Comm_set_attr(comm, keyval, shared.engine.get()), "MPI_Comm_set_attr");
+  return shared;
 }
 
 }  // namespace
@@ -75,7 +89,7 @@ RangeComm::RangeComm(MPI_Comm comm, Range range, int rank, const detail::CommKey
       range_(range),
       rank_(rank),
       id_(detail::digest(key)),
-      sequencer_(rank >= 0 ? std::make_shared<detail::Sequencer>(key) : nullptr),
+      sequencer_(rank >= 0 ? std::make_shared<detail::Sequencer>(key, engine) : nullptr),
       engine_(std::move(engine)),
       table_(std::move(table)) {}
 
@@ -122,12 +136,10 @@ RangeComm RangeComm::from_mpi(MPI_Comm comm) {
   int size = 0, rank = 0;
   detail::check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
   detail::check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
-  auto engine = detail::shared_engine(comm, size, rank, *tag_ub);
-  // The handle's identity: a number rank 0 draws from its engine for this communicator, which
-  // lives as long as any handle on it. Every handle on `comm` includes rank 0, so live handles on
-  // one MPI communicator always differ; handles on different MPI communicators are kept apart by
-  // MPI itself.
-  std::uint64_t handle = rank == 0 ? engine->next_handle() : 0;
+  auto [engine, handle] = detail::shared_engine(comm, size, rank, *tag_ub);
+  // The handle's identity: a number rank 0 draws for this communicator, never twice while the
+  // process lives, so handles on one MPI communicator always differ; handles on different MPI
+  // communicators are kept apart by MPI itself.
   detail::check_mpi(MPI_Bcast(&handle, 1, MPI_UINT64_T, 0, comm), "MPI_Bcast");
   detail::CommKey key;
   key.handle = handle;

@@ -55,12 +55,17 @@ class Engine {
   int mpi_rank() const { return mpi_rank_; }
   const TagLayout& layout() const { return layout_; }
 
-  // Identity for a new handle, when this rank is the handle's rank 0 (see CommKey::handle).
-  std::uint64_t next_handle() { return handles_++; }
-
   // Generation of a new communicator over `key`'s member set on its handle (see CommKey).
-  std::uint64_t next_generation(const CommKey& key) {
-    return generations_[std::tuple_cat(std::make_tuple(key.handle), key.group())]++;
+  std::uint64_t next_generation(const CommKey& key) { return handles_[key.handle].generations[key.group()]++; }
+
+  // A communicator of `handle` is live on this rank (hold) or has gone (release). When the last
+  // one goes, this rank can never create another of that handle (creation needs a live parent,
+  // and no handle is drawn twice), so its generation counts go too: a program that makes
+  // handles all the time keeps a bounded engine.
+  void hold(std::uint64_t handle) { ++handles_[handle].live; }
+  void release(std::uint64_t handle) {
+    const auto it = handles_.find(handle);
+    if (it != handles_.end() && --it->second.live <= 0) handles_.erase(it);
   }
   // Communicators this rank created as first member of a listed group.
   std::uint64_t next_creation() { return creations_++; }
@@ -159,10 +164,11 @@ class Engine {
   int mpi_size_;
   int mpi_rank_;
   TagLayout layout_;
-  std::uint64_t handles_ = 0;
-  std::map<std::tuple<std::uint64_t, std::uint64_t, std::int32_t, std::int32_t, std::int32_t, std::uint32_t>,
-           std::uint64_t>
-      generations_;
+  struct HandleState {
+    int live = 0;
+    std::map<decltype(std::declval<CommKey>().group()), std::uint64_t> generations;
+  };
+  std::map<std::uint64_t, HandleState> handles_;
   std::uint64_t creations_ = 0;
   bool base_freed_ = false;
   int keyval_ = MPI_KEYVAL_INVALID;

@@ -5,8 +5,8 @@
 
 // The exact identity of an RBC communicator, carried in every message's envelope. Two distinct
 // communicators that may be live on one process at the same time never have equal keys:
-//   handle      a value chosen by rank 0 of the from_mpi handle (the address of its live handle
-//               state), broadcast once in from_mpi: distinct for handles on one MPI communicator;
+//   handle      a number rank 0 of the MPI communicator draws for each from_mpi on it, never
+//               twice, broadcast once in from_mpi: distinct for handles on one MPI communicator;
 //   list        0 for ranges of the handle's ranks; for a communicator made by
 //               comm_create_group from a rank list, the list's identity (creator and counter);
 //   first/last/stride  the members, in ranks of the base numbering (absolute, not relative);

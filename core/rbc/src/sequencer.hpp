@@ -2,11 +2,13 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 
-#include "rbc/error.hpp"
+#include "engine.hpp"
 #include "key.hpp"
+#include "rbc/error.hpp"
 #include "tags.hpp"
 
 namespace rbc::detail {
@@ -19,7 +21,12 @@ inline constexpr int kMaxOutstandingCollectives = 256;
 // messages per (peer, tag) in each direction.
 class Sequencer {
  public:
-  explicit Sequencer(const CommKey& key) : key_(key) {}
+  Sequencer(const CommKey& key, std::shared_ptr<Engine> engine) : key_(key), engine_(std::move(engine)) {
+    engine_->hold(key_.handle);
+  }
+  ~Sequencer() { engine_->release(key_.handle); }
+  Sequencer(const Sequencer&) = delete;
+  Sequencer& operator=(const Sequencer&) = delete;
   const CommKey& key() const { return key_; }
 
   std::uint64_t next_sent(int mpi_peer, int mpi_tag) { return sent_[{mpi_peer, mpi_tag}]++; }
@@ -37,6 +44,7 @@ class Sequencer {
 
  private:
   CommKey key_;
+  std::shared_ptr<Engine> engine_;
   std::uint32_t next_ = 0;
   int outstanding_ = 0;
   std::map<std::pair<int, int>, std::uint64_t> sent_;
