@@ -8,16 +8,39 @@
 #include <vector>
 
 #include "bytes.hpp"
+#include "mpi_error.hpp"
 
 namespace rbc::detail {
+
+// Size of a predefined datatype of a C type, whose layout the standard fixes (contiguous, extent
+// = size = sizeof the C type), or 0 for any other datatype. Point-to-point and collectives ask
+// for a datatype's layout on every message; these need no MPI call (three to four otherwise).
+inline int predefined_size(MPI_Datatype t) {
+  if (t == MPI_DOUBLE || t == MPI_INT64_T || t == MPI_UINT64_T || t == MPI_LONG_LONG ||
+      t == MPI_UNSIGNED_LONG_LONG) {
+    return 8;
+  }
+  if (t == MPI_BYTE || t == MPI_CHAR || t == MPI_SIGNED_CHAR || t == MPI_UNSIGNED_CHAR || t == MPI_INT8_T ||
+      t == MPI_UINT8_T) {
+    return 1;
+  }
+  if (t == MPI_INT || t == MPI_UNSIGNED || t == MPI_FLOAT || t == MPI_INT32_T || t == MPI_UINT32_T) return 4;
+  if (t == MPI_LONG || t == MPI_UNSIGNED_LONG) return static_cast<int>(sizeof(long));
+  if (t == MPI_SHORT || t == MPI_UNSIGNED_SHORT || t == MPI_INT16_T || t == MPI_UINT16_T) return 2;
+  return 0;
+}
 
 // Layout facts of a datatype.
 struct TypeInfo {
   explicit TypeInfo(MPI_Datatype t) : type(t) {
+    if (const int named = predefined_size(t)) {
+      extent = true_extent = size = named;
+      return;
+    }
     MPI_Aint lb_ignored = 0;
-    MPI_Type_get_extent(t, &lb_ignored, &extent);
-    MPI_Type_get_true_extent(t, &true_lb, &true_extent);
-    MPI_Type_size(t, &size);
+    check_mpi(MPI_Type_get_extent(t, &lb_ignored, &extent), "MPI_Type_get_extent");
+    check_mpi(MPI_Type_get_true_extent(t, &true_lb, &true_extent), "MPI_Type_get_true_extent");
+    check_mpi(MPI_Type_size(t, &size), "MPI_Type_size");
   }
   // Bytes spanned by `count` elements laid out as in a user buffer.
   std::size_t span(int count) const {

@@ -6,10 +6,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "buffers.hpp"
 #include "cost/charge.hpp"
 #include "engine.hpp"
 #include "rbc/error.hpp"
@@ -94,6 +96,7 @@ Engine& engine_of(const Operation& op) { return op.engine(); }
 // Contiguous datatypes (every predefined one without gaps) are copied with memcpy: MPI_Pack and
 // MPI_Unpack set up a convertor per call, which costs more than a small message's transfer.
 bool contiguous(MPI_Datatype type, int size) {
+  if (predefined_size(type)) return true;
   MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
   check_mpi(MPI_Type_get_extent(type, &lb, &extent), "MPI_Type_get_extent");
   check_mpi(MPI_Type_get_true_extent(type, &true_lb, &true_extent), "MPI_Type_get_true_extent");
@@ -104,12 +107,17 @@ bool contiguous(MPI_Datatype type, int size) {
 int pack_payload(const void* buf, int count, MPI_Datatype type, Bytes& wire, int envelope_bytes);
 
 int packed_bytes(int count, MPI_Datatype type) {
+  if (const int named = predefined_size(type)) {
+    const std::int64_t bytes = static_cast<std::int64_t>(count) * named;
+    return bytes > std::numeric_limits<int>::max() ? std::numeric_limits<int>::max() : static_cast<int>(bytes);
+  }
   int size = 0;
   check_mpi(MPI_Pack_size(count, type, MPI_COMM_SELF, &size), "MPI_Pack_size");
   return size;
 }
 
 int type_size(MPI_Datatype type) {
+  if (const int named = predefined_size(type)) return named;
   int size = 0;
   check_mpi(MPI_Type_size(type, &size), "MPI_Type_size");
   return size;
@@ -137,8 +145,7 @@ void post_envelope_receive(Operation& op, std::size_t index) {
 }
 
 int pack_payload(const void* buf, int count, MPI_Datatype type, Bytes& wire, int envelope_bytes) {
-  int size = 0;
-  check_mpi(MPI_Type_size(type, &size), "MPI_Type_size");
+  const int size = type_size(type);
   if (contiguous(type, size)) {
     const std::size_t bytes = static_cast<std::size_t>(size) * static_cast<std::size_t>(count);
     if (bytes > 0) std::memcpy(wire.data() + envelope_bytes, buf, bytes);
@@ -349,8 +356,7 @@ void require_live(const Engine& engine) {
 
 }  // namespace
 
-void check_mpi(int rc, const char* call) {
-  if (rc == MPI_SUCCESS) return;
+void throw_mpi_error(int rc, const char* call) {
   int error_class = MPI_ERR_OTHER;
   MPI_Error_class(rc, &error_class);
   char text[MPI_MAX_ERROR_STRING];

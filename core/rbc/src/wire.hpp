@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "mpi_error.hpp"
 #include "operation.hpp"
 #include "rbc/comm.hpp"
 #include "tags.hpp"
@@ -88,8 +89,5 @@ std::optional<MPI_Status> probe_message(const RangeComm& comm, int mpi_source, c
 
 // Elements of `type` in a message's payload, given its RBC status.
 int payload_count(const MPI_Status& status, MPI_Datatype type);
-
-// Throws rbc::Error naming the MPI call, the error class and MPI's text unless rc is MPI_SUCCESS.
-void check_mpi(int rc, const char* call);
 
 }  // namespace rbc::detail
