@@ -1,6 +1,7 @@
 #include "wire.hpp"
 
 #include <cerrno>
+#include <chrono>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -8,6 +9,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -20,6 +22,16 @@
 namespace rbc::detail {
 
 namespace {
+
+// Ends the job after RBC printed why (stderr, flushed). The pause lets the launcher forward the
+// report: MPICH's mpiexec tears the job down on MPI_Abort and has been seen to drop the aborting
+// rank's last line (exit code, no text) when it came just before.
+[[noreturn]] void abort_after_report(MPI_Comm comm, int code) {
+  std::fflush(stderr);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  MPI_Abort(comm, code);
+  std::abort();  // MPI_Abort does not return; this keeps [[noreturn]] true if it did
+}
 
 #ifdef RBC_CHECK_ENVELOPE
 constexpr bool kChecked = true;
@@ -81,8 +93,7 @@ std::string describe(std::uint64_t signature) {
     // (segfault), and Open MPI 4.1 fails to print its report for a class raised this way.
     std::fprintf(stderr, "rbc: %s (%s; the error handler is MPI_ERRORS_ARE_FATAL)\n", what.c_str(),
                  error_class == MPI_ERR_TRUNCATE ? "MPI_ERR_TRUNCATE" : "MPI error");
-    std::fflush(stderr);
-    MPI_Abort(comm, error_class);
+    abort_after_report(comm, error_class);
   }
   if (handler != MPI_ERRORS_RETURN) MPI_Comm_call_errhandler(comm, error_class);
   if (handler != MPI_ERRORS_RETURN && handler != MPI_ERRORS_ARE_FATAL && handler != MPI_ERRHANDLER_NULL) {
@@ -191,8 +202,7 @@ void accept(Operation& op, std::size_t index, const Envelope& e, int source, con
                    "%016" PRIx64 " label %u/%u/%d, the receive expects communicator %016" PRIx64 " label %u/%u/%d\n",
                    source, digest(e.key), e.label.collective, e.label.sequence, e.label.tag, digest(t.comm->key()),
                    t.label.collective, t.label.sequence, t.label.tag);
-      std::fflush(stderr);
-      MPI_Abort(MPI_COMM_WORLD, 86);
+      abort_after_report(MPI_COMM_WORLD, 86);
     }
     if (!compatible(e.signature, t.signature)) {
       std::fprintf(stderr,
@@ -200,8 +210,7 @@ void accept(Operation& op, std::size_t index, const Envelope& e, int source, con
                    "rank %d) runs %s, MPI rank %d runs %s\n",
                    digest(e.key), t.label.sequence, engine.mpi_rank(), describe(t.signature).c_str(), source,
                    describe(e.signature).c_str());
-      std::fflush(stderr);
-      MPI_Abort(MPI_COMM_WORLD, 87);
+      abort_after_report(MPI_COMM_WORLD, 87);
     }
     const std::uint64_t expected = t.comm->sequencer().next_received(source, t.mpi_tag);
     if (e.sequence != expected) {
@@ -209,8 +218,7 @@ void accept(Operation& op, std::size_t index, const Envelope& e, int source, con
                    "rbc: interference: out of sequence: message from MPI rank %d carries number %" PRIu64
                    ", the receive expects %" PRIu64 "\n",
                    source, e.sequence, expected);
-      std::fflush(stderr);
-      MPI_Abort(MPI_COMM_WORLD, 86);
+      abort_after_report(MPI_COMM_WORLD, 86);
     }
   }
   if (e.bytes > capacity) {
@@ -683,9 +691,7 @@ void report_probe_stall(const RangeComm& comm, int mpi_source, const Label& labe
                "A member may have called more collectives or receives on this communicator than the others, "
                "or fewer, or be blocked in another call that waits for this rank.\n",
                engine.mpi_rank(), seconds, waits.c_str());
-  std::fflush(stderr);
-  MPI_Abort(MPI_COMM_WORLD, 88);
-  std::abort();  // MPI_Abort does not return; this keeps [[noreturn]] true if it did
+  abort_after_report(MPI_COMM_WORLD, 88);
 }
 
 int payload_count(const MPI_Status& status, MPI_Datatype type) {

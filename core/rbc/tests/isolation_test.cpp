@@ -190,9 +190,11 @@ void rank0_drops_its_handle(Checker& check) {
 }
 
 // A library that makes a handle per call (jquick::sort on an MPI communicator does) and splits it
-// must not grow RBC's state with every call: heap in use after `rounds` more handles grows by
-// less than one byte per handle (glibc's count; sanitizer builds report 0 and pass trivially).
-// Real MPI only: under SMPI every simulated rank and the simulator share one heap.
+// must not grow RBC's state with every call: heap in use grows by less than 128 KiB over
+// `rounds` more handles (glibc's count; sanitizer builds report 0 and pass trivially). Keeping
+// each handle's generation counts grew it by 270-350 bytes per handle (0.8-1 MB over 3000); the
+// bound leaves room for an MPI library's one-time pool growth (MPICH: 24 KiB once). Real MPI
+// only: under SMPI every simulated rank and the simulator share one heap.
 void many_handles_stay_bounded(Checker& check, int rounds) {
 #ifdef JANUS_SMPI
   (void)check;
@@ -216,7 +218,7 @@ void many_handles_stay_bounded(Checker& check, int rounds) {
   for (int i = 0; i < rounds; ++i) one_round();
   const std::size_t after = mallinfo2().uordblks;
   const long long grown = static_cast<long long>(after) - static_cast<long long>(before);
-  check.check(grown < rounds, "heap grew by ", grown, " bytes over ", rounds, " handles");
+  check.check(grown < 128 * 1024, "heap grew by ", grown, " bytes over ", rounds, " handles");
   (void)keep.rank();
 }
 
