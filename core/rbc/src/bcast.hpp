@@ -14,9 +14,7 @@ class Bcast : public Collective {
  public:
   Bcast(void* buf, int count, MPI_Datatype type, int root, const RangeComm& comm)
       : Collective(comm, Kind::bcast, root, count), buf_(buf), count_(count), type_(type), tree_(comm.size(), root, comm.rank()) {
-    int size = 0;
-    MPI_Type_size(type, &size);
-    one_at_a_time_ = static_cast<long long>(size) * count >= kOneAtATimeBytes;
+    one_at_a_time_ = static_cast<long long>(TypeInfo(type).size) * count >= kOneAtATimeBytes;
   }
 
  private:

@@ -99,13 +99,13 @@ inline void copy_elements(const void* src, void* dst, int count, const TypeInfo&
     return;
   }
   int bytes = 0;
-  MPI_Pack_size(count, info.type, MPI_COMM_SELF, &bytes);
+  check_mpi(MPI_Pack_size(count, info.type, MPI_COMM_SELF, &bytes), "MPI_Pack_size");
   std::vector<char> packed(static_cast<std::size_t>(bytes));
   int position = 0;
-  MPI_Pack(src, count, info.type, packed.data(), bytes, &position, MPI_COMM_SELF);
+  check_mpi(MPI_Pack(src, count, info.type, packed.data(), bytes, &position, MPI_COMM_SELF), "MPI_Pack");
   const int packed_bytes = position;
   position = 0;
-  MPI_Unpack(packed.data(), packed_bytes, &position, dst, count, info.type, MPI_COMM_SELF);
+  check_mpi(MPI_Unpack(packed.data(), packed_bytes, &position, dst, count, info.type, MPI_COMM_SELF), "MPI_Unpack");
 }
 
 // Packs count elements at out (which must have info.size * count bytes free).

@@ -37,17 +37,21 @@ int message_bytes(const char* call, std::int64_t bytes) {
   return static_cast<int>(bytes);
 }
 
+// inout = in op inout, element by element.
+void reduce_local(const void* in, void* inout, int count, MPI_Datatype type, MPI_Op op) {
+  detail::check_mpi(MPI_Reduce_local(in, inout, count, type, op), "MPI_Reduce_local");
+}
+
 bool commutative(MPI_Op op) {
   int result = 0;
-  MPI_Op_commutative(op, &result);
+  detail::check_mpi(MPI_Op_commutative(op, &result), "MPI_Op_commutative");
   return result != 0;
 }
 
 // Short vectors and two ranks go by recursive doubling (one message per round) rather than up
 // and down a tree (two messages per level, one after the other).
 bool doubling(MPI_Datatype type, int count, int p) {
-  int size = 0;
-  MPI_Type_size(type, &size);
+  const int size = TypeInfo(type).size;
   return p == 2 || static_cast<long long>(size) * count <= detail::kEagerBytes;
 }
 
@@ -88,13 +92,13 @@ class Reduce final : public Collective {
         target = acc_.get();
       }
       detail::copy_elements(input_, target, count_, info_);
-      for (auto& part : parts_) MPI_Reduce_local(part.get(), target, count_, info_.type, op_);
+      for (auto& part : parts_) reduce_local(part.get(), target, count_, info_.type, op_);
       return target;
     }
     acc_ = TypedBuffer(scratch(), info_, count_);
     detail::copy_elements(input_, acc_.get(), count_, info_);
     for (auto& part : parts_) {
-      MPI_Reduce_local(acc_.get(), part.get(), count_, info_.type, op_);
+      reduce_local(acc_.get(), part.get(), count_, info_.type, op_);
       std::swap(acc_, part);
     }
     return acc_.get();
@@ -209,9 +213,9 @@ class AllreduceDoubling final : public Collective {
   // acc = (partner's block, own block) in rank order.
   void absorb(int partner) {
     if (commutative_ || partner < me()) {
-      MPI_Reduce_local(incoming_.get(), acc_.get(), count_, info_.type, op_);
+      reduce_local(incoming_.get(), acc_.get(), count_, info_.type, op_);
     } else {
-      MPI_Reduce_local(acc_.get(), incoming_.get(), count_, info_.type, op_);
+      reduce_local(acc_.get(), incoming_.get(), count_, info_.type, op_);
       std::swap(acc_, incoming_);
     }
   }
@@ -294,7 +298,7 @@ class Scan final : public Collective {
       case 1:
         // prefixes_[j] = own op (subtrees of children 0..j-1); the last one is the subtree total.
         for (auto& part : parts_) {
-          MPI_Reduce_local(prefixes_.back().get(), part.get(), count_, info_.type, op_);
+          reduce_local(prefixes_.back().get(), part.get(), count_, info_.type, op_);
           prefixes_.push_back(std::move(part));
         }
         if (!tree_.is_root()) {
@@ -309,7 +313,7 @@ class Scan final : public Collective {
           out_.emplace_back(scratch(), info_, down_count());
           TypedBuffer& out = out_.back();
           detail::copy_elements(prefixes_[j].get(), out.get(), count_, info_);
-          if (!tree_.is_root()) MPI_Reduce_local(left_.get(), out.get(), count_, info_.type, op_);
+          if (!tree_.is_root()) reduce_local(left_.get(), out.get(), count_, info_.type, op_);
           if (with_total()) detail::copy_elements(total(), second_half(out), count_, info_);
           send(out.get(), down_count(), info_.type, tree_.absolute(children[j]), detail::kDown);
         }
@@ -326,7 +330,7 @@ class Scan final : public Collective {
     }
     // Nothing is sent from the receive buffer, so it can take the result directly.
     detail::copy_elements(prefixes_[0].get(), recvbuf_, count_, info_);
-    if (!tree_.is_root()) MPI_Reduce_local(left_.get(), recvbuf_, count_, info_.type, op_);
+    if (!tree_.is_root()) reduce_local(left_.get(), recvbuf_, count_, info_.type, op_);
     if (with_total()) detail::copy_elements(total(), totalbuf_, count_, info_);
   }
 
@@ -392,7 +396,7 @@ class ScanTotalDoubling final : public Collective {
       // left_ holds (left of the pair, total), or the total alone on rank 0.
       detail::copy_elements(own_.get(), recvbuf_, count_, info_);
       if (me() > 0) {
-        MPI_Reduce_local(left_.get(), recvbuf_, count_, info_.type, op_);
+        reduce_local(left_.get(), recvbuf_, count_, info_.type, op_);
         detail::copy_elements(second_half(left_), totalbuf_, count_, info_);
       } else {
         detail::copy_elements(left_.get(), totalbuf_, count_, info_);
@@ -403,7 +407,7 @@ class ScanTotalDoubling final : public Collective {
     if (fold_pending_) {
       // From here on own_ is the pair's block, the even rank's input first.
       fold_pending_ = false;
-      MPI_Reduce_local(incoming_.get(), own_.get(), count_, info_.type, op_);
+      reduce_local(incoming_.get(), own_.get(), count_, info_.type, op_);
       detail::copy_elements(own_.get(), acc_.get(), count_, info_);
     } else if (partner_ >= 0) {
       absorb();
@@ -416,7 +420,7 @@ class ScanTotalDoubling final : public Collective {
     }
     // own_ is this virtual rank's block (a folding rank's pair), left_ what is left of it.
     detail::copy_elements(own_.get(), recvbuf_, count_, info_);
-    if (has_left_) MPI_Reduce_local(left_.get(), recvbuf_, count_, info_.type, op_);
+    if (has_left_) reduce_local(left_.get(), recvbuf_, count_, info_.type, op_);
     detail::copy_elements(acc_.get(), totalbuf_, count_, info_);
     if (fly_.folds()) {
       const int even = me() - 1;
@@ -437,15 +441,15 @@ class ScanTotalDoubling final : public Collective {
     const int partner = partner_;
     partner_ = -1;
     if (partner < me()) {
-      MPI_Reduce_local(incoming_.get(), acc_.get(), count_, info_.type, op_);
+      reduce_local(incoming_.get(), acc_.get(), count_, info_.type, op_);
       if (has_left_) {
-        MPI_Reduce_local(incoming_.get(), left_.get(), count_, info_.type, op_);
+        reduce_local(incoming_.get(), left_.get(), count_, info_.type, op_);
       } else {
         detail::copy_elements(incoming_.get(), left_.get(), count_, info_);
         has_left_ = true;
       }
     } else {
-      MPI_Reduce_local(acc_.get(), incoming_.get(), count_, info_.type, op_);
+      reduce_local(acc_.get(), incoming_.get(), count_, info_.type, op_);
       std::swap(acc_, incoming_);
     }
   }
@@ -503,18 +507,18 @@ class ScanDoubling final : public Collective {
     if (received_) {
       received_ = false;
       if (!exclusive_) {
-        MPI_Reduce_local(incoming_.get(), recvbuf_, count_, info_.type, op_);
+        reduce_local(incoming_.get(), recvbuf_, count_, info_.type, op_);
       } else {
         // recvbuf = (everything left of this rank so far); the first block arrived there directly.
         const void* arrived = rounds_received_ == 1 ? recvbuf_ : incoming_.get();
-        if (rounds_received_ > 1) MPI_Reduce_local(arrived, recvbuf_, count_, info_.type, op_);
+        if (rounds_received_ > 1) reduce_local(arrived, recvbuf_, count_, info_.type, op_);
         if (sends_later()) {
           if (partial_ != combined_.get()) {
             combined_ = TypedBuffer(scratch(), info_, count_);
             detail::copy_elements(partial_, combined_.get(), count_, info_);
             partial_ = combined_.get();
           }
-          MPI_Reduce_local(arrived, combined_.get(), count_, info_.type, op_);
+          reduce_local(arrived, combined_.get(), count_, info_.type, op_);
         }
       }
     }
