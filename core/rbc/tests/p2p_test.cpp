@@ -1,10 +1,13 @@
 // RBC point-to-point on full, sub-, strided, nested, janus, size-1 and reversed-parent layouts:
 // send/isend/recv/irecv/sendrecv/probe/iprobe with specific sources and MPI_ANY_SOURCE. Every
 // status names the sender as a member rank, carries the user's tag and the right count, and
-// every message arrives exactly once.
+// every message arrives exactly once. Every predefined C datatype arrives byte for byte, small
+// and large, with the status counting its elements (RBC answers their layout without MPI).
 #include <mpi.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -206,6 +209,48 @@ class P2p {
   int tag_ = 0;
 };
 
+// Each predefined datatype of a C type, sent from rank 0 to the last rank of `comm` as `count`
+// elements of a byte pattern (4 elements: one small message; 2000: envelope and payload apart).
+void predefined_types(Checker& check, const rbc::RangeComm& comm) {
+  struct Named {
+    MPI_Datatype type;
+    const char* name;
+  };
+  const Named types[] = {
+      {MPI_DOUBLE, "MPI_DOUBLE"}, {MPI_INT64_T, "MPI_INT64_T"}, {MPI_UINT64_T, "MPI_UINT64_T"},
+      {MPI_LONG_LONG, "MPI_LONG_LONG"}, {MPI_UNSIGNED_LONG_LONG, "MPI_UNSIGNED_LONG_LONG"},
+      {MPI_BYTE, "MPI_BYTE"}, {MPI_CHAR, "MPI_CHAR"}, {MPI_SIGNED_CHAR, "MPI_SIGNED_CHAR"},
+      {MPI_UNSIGNED_CHAR, "MPI_UNSIGNED_CHAR"}, {MPI_INT8_T, "MPI_INT8_T"}, {MPI_UINT8_T, "MPI_UINT8_T"},
+      {MPI_INT, "MPI_INT"}, {MPI_UNSIGNED, "MPI_UNSIGNED"}, {MPI_FLOAT, "MPI_FLOAT"},
+      {MPI_INT32_T, "MPI_INT32_T"}, {MPI_UINT32_T, "MPI_UINT32_T"}, {MPI_LONG, "MPI_LONG"},
+      {MPI_UNSIGNED_LONG, "MPI_UNSIGNED_LONG"}, {MPI_SHORT, "MPI_SHORT"},
+      {MPI_UNSIGNED_SHORT, "MPI_UNSIGNED_SHORT"}, {MPI_INT16_T, "MPI_INT16_T"}, {MPI_UINT16_T, "MPI_UINT16_T"},
+  };
+  const int last = comm.size() - 1;
+  if (last == 0 || (comm.rank() != 0 && comm.rank() != last)) return;
+  for (const Named& t : types) {
+    int size = 0;
+    MPI_Type_size(t.type, &size);
+    for (int count : {4, 2000}) {
+      const std::size_t bytes = static_cast<std::size_t>(size) * static_cast<std::size_t>(count);
+      // One element more than sent on both sides: a wrong size would move or overwrite it.
+      std::vector<unsigned char> out(bytes + static_cast<std::size_t>(size)), in(out.size(), 0xee);
+      for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<unsigned char>(i * 7 + 1);
+      if (comm.rank() == 0) {
+        rbc::send(out.data(), count, t.type, last, 9, comm);
+      } else {
+        const rbc::Status status = rbc::recv(in.data(), count + 1, t.type, 0, 9, comm);
+        check.equal(status.count(t.type), count, t.name, ": elements counted in a ", count, "-element message");
+        check.check(std::memcmp(in.data(), out.data(), bytes) == 0, t.name, ": ", count,
+                    " elements arrived byte for byte");
+        check.check(std::all_of(in.begin() + static_cast<std::ptrdiff_t>(bytes), in.end(),
+                                [](unsigned char b) { return b == 0xee; }),
+                    t.name, ": nothing written past the ", count, " elements sent");
+      }
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -225,5 +270,7 @@ int main(int argc, char** argv) {
         check.abort(std::string("unexpected exception: ") + e.what());
       }
     }
+    Context context(check, "predefined datatypes");
+    predefined_types(check, rbc::RangeComm::from_mpi(MPI_COMM_WORLD));
   });
 }
