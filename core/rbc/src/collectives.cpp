@@ -351,7 +351,8 @@ class Scan final : public Collective {
 // (virtual) rank keeps the combination of its current block and of the part of that block left
 // of it; in each round partners swap block combinations, and the one on the right puts what
 // arrives in front of both. log2 q + 2 rounds of one message each way, where the tree's up and
-// down sweeps take 2 log2 p one after the other. A folded-in even rank gets back (everything left of its pair, the total), rank 0 only the total.
+// down sweeps take 2 log2 p one after the other. A folded-in even rank gets back (everything left
+// of its pair, the total), rank 0 only the total.
 class ScanTotalDoubling final : public Collective {
  public:
   ScanTotalDoubling(const void* sendbuf, void* recvbuf, void* totalbuf, int count, MPI_Datatype type, MPI_Op op,

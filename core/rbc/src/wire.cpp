@@ -104,16 +104,6 @@ std::string describe(std::uint64_t signature) {
 
 Engine& engine_of(const Operation& op) { return op.engine(); }
 
-// Contiguous datatypes (every predefined one without gaps) are copied with memcpy: MPI_Pack and
-// MPI_Unpack set up a convertor per call, which costs more than a small message's transfer.
-bool contiguous(MPI_Datatype type, int size) {
-  if (predefined_size(type)) return true;
-  MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
-  check_mpi(MPI_Type_get_extent(type, &lb, &extent), "MPI_Type_get_extent");
-  check_mpi(MPI_Type_get_true_extent(type, &true_lb, &true_extent), "MPI_Type_get_true_extent");
-  return true_lb == 0 && extent == size && true_extent == size;
-}
-
 // Packs `count` elements into wire after the envelope; returns the payload bytes.
 int pack_payload(const void* buf, int count, MPI_Datatype type, Bytes& wire, int envelope_bytes);
 
@@ -155,10 +145,13 @@ void post_envelope_receive(Operation& op, std::size_t index) {
   engine.register_posted(Posted{&op, index, t.comm->key(), t.label, t.mpi_source, t.mpi_tag, 0});
 }
 
+// Contiguous datatypes (every predefined one) are copied with memcpy, here and in unpack_small:
+// MPI_Pack and MPI_Unpack set up a convertor per call, which costs more than a small message's
+// transfer.
 int pack_payload(const void* buf, int count, MPI_Datatype type, Bytes& wire, int envelope_bytes) {
-  const int size = type_size(type);
-  if (contiguous(type, size)) {
-    const std::size_t bytes = static_cast<std::size_t>(size) * static_cast<std::size_t>(count);
+  const TypeInfo info(type);
+  if (info.contiguous()) {
+    const std::size_t bytes = static_cast<std::size_t>(info.size) * static_cast<std::size_t>(count);
     if (bytes > 0) std::memcpy(wire.data() + envelope_bytes, buf, bytes);
     return static_cast<int>(bytes);
   }
@@ -168,11 +161,12 @@ int pack_payload(const void* buf, int count, MPI_Datatype type, Bytes& wire, int
   return position - envelope_bytes;
 }
 
-// Copies a small message's payload (`size`: the receive type's size) into the receive buffer;
+// Copies a small message's payload (`info`: the receive type's layout) into the receive buffer;
 // returns the delivered status (source, user tag, payload bytes).
-MPI_Status unpack_small(const Transit& t, const Envelope& e, int size, int source, const char* payload) {
+MPI_Status unpack_small(const Transit& t, const Envelope& e, const TypeInfo& info, int source, const char* payload) {
+  const int size = info.size;
   const int elements = size > 0 ? static_cast<int>(e.bytes / static_cast<std::uint64_t>(size)) : 0;
-  if (elements > 0 && contiguous(t.type, size)) {
+  if (elements > 0 && info.contiguous()) {
     std::memcpy(t.buf, payload, static_cast<std::size_t>(elements) * static_cast<std::size_t>(size));
   } else if (elements > 0) {
     int position = 0;
@@ -191,8 +185,8 @@ MPI_Status unpack_small(const Transit& t, const Envelope& e, int size, int sourc
 void accept(Operation& op, std::size_t index, const Envelope& e, int source, const char* payload) {
   Transit& t = op.transits()[index];
   Engine& engine = engine_of(op);
-  const int size = type_size(t.type);
-  const std::uint64_t capacity = static_cast<std::uint64_t>(size) * static_cast<std::uint64_t>(t.count);
+  const TypeInfo info(t.type);
+  const std::uint64_t capacity = static_cast<std::uint64_t>(info.size) * static_cast<std::uint64_t>(t.count);
   if (kChecked) {
     // The test oracle: matching already compared key and label, so this fires only in a build
     // that skips the comparison.
@@ -245,7 +239,7 @@ void accept(Operation& op, std::size_t index, const Envelope& e, int source, con
               "MPI_Irecv");
     return;
   }
-  const MPI_Status status = unpack_small(t, e, size, source, payload);
+  const MPI_Status status = unpack_small(t, e, info, source, payload);
   t.stage = Transit::Stage::none;
   engine.recycle(std::move(t.wire));
   op.awaited()[index] = MPI_REQUEST_NULL;
@@ -264,9 +258,9 @@ class Inline final : public Operation {
 MPI_Status deliver_now(const Transit& t, const Envelope& e, int source, const char* payload) {
   // The common case needs no operation object; the checked build and the rest go through accept().
   if (!kChecked && !(e.flags & kLarge)) {
-    const int size = type_size(t.type);
-    if (e.bytes <= static_cast<std::uint64_t>(size) * static_cast<std::uint64_t>(t.count)) {
-      return unpack_small(t, e, size, source, payload);
+    const TypeInfo info(t.type);
+    if (e.bytes <= static_cast<std::uint64_t>(info.size) * static_cast<std::uint64_t>(t.count)) {
+      return unpack_small(t, e, info, source, payload);
     }
   }
   Inline op(t.comm->engine());
