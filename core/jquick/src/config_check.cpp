@@ -8,6 +8,7 @@
 
 #include "jquick/config.hpp"
 #include "jquick/detail/agree.hpp"
+#include "jquick/detail/layers.hpp"
 #include "rbc/collectives.hpp"
 
 namespace jquick {
@@ -66,7 +67,7 @@ void judge(const Config& config, const long long extremes[2]) {
 void agree_on_config(const Config& config, MPI_Comm comm) {
   const long long d = static_cast<long long>(config_digest(config) >> 1);
   long long extremes[2] = {d, -d};  // max of d and of -d: all equal iff max d == min d
-  MPI_Allreduce(MPI_IN_PLACE, extremes, 2, MPI_LONG_LONG, MPI_MAX, comm);
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, extremes, 2, MPI_LONG_LONG, MPI_MAX, comm), "MPI_Allreduce");
   judge(config, extremes);
 }
 

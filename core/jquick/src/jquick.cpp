@@ -42,9 +42,9 @@ namespace detail {
 void check_datatype(MPI_Datatype type, std::size_t element_size) {
   if (type == MPI_DATATYPE_NULL) throw Error("the MPI datatype is MPI_DATATYPE_NULL");
   int size = 0;
-  MPI_Type_size(type, &size);
+  check_mpi(MPI_Type_size(type, &size), "MPI_Type_size");
   MPI_Aint lb = 0, extent = 0;
-  MPI_Type_get_extent(type, &lb, &extent);
+  check_mpi(MPI_Type_get_extent(type, &lb, &extent), "MPI_Type_get_extent");
   if (static_cast<std::size_t>(size) != element_size ||
       static_cast<std::size_t>(extent) != element_size || lb != 0) {
     throw Error("the MPI datatype does not describe the element type: MPI_Type_size is " +

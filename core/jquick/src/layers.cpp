@@ -13,12 +13,43 @@ namespace {
 // Above every data tag the sorter uses on a group communicator.
 constexpr int kCreateGroupTag = 1000;
 
+}  // namespace
+
 void check_mpi(int code, const char* what) {
   if (code == MPI_SUCCESS) return;
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
   MPI_Error_string(code, text, &length);
   throw Error(std::string(what) + " failed: " + std::string(text, length));
+}
+
+namespace {
+
+// MPI_Comm_create_group over ranks first..last (stride) of `parent`; every step checked, the
+// groups freed whatever fails.
+MPI_Comm create_range_group(MPI_Comm parent, int first, int last, int stride, int tag) {
+  MPI_Group parent_group = MPI_GROUP_NULL, group = MPI_GROUP_NULL;
+  check_mpi(MPI_Comm_group(parent, &parent_group), "MPI_Comm_group");
+  int range[1][3] = {{first, last, stride}};
+  const int included = MPI_Group_range_incl(parent_group, 1, range, &group);
+  MPI_Comm created = MPI_COMM_NULL;
+  const int code = included == MPI_SUCCESS ? MPI_Comm_create_group(parent, group, tag, &created) : included;
+  if (group != MPI_GROUP_NULL) MPI_Group_free(&group);
+  MPI_Group_free(&parent_group);
+  check_mpi(included, "MPI_Group_range_incl");
+  check_mpi(code, "MPI_Comm_create_group");
+  return created;
+}
+
+void rank_and_size(MPI_Comm comm, int& rank, int& size) {
+  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+}
+
+int received_count(const MPI_Status& status, MPI_Datatype type) {
+  int received = 0;
+  check_mpi(MPI_Get_count(&status, type, &received), "MPI_Get_count");
+  return received;
 }
 
 }  // namespace
@@ -174,20 +205,13 @@ void MpiPool::progress() {
 RbcLayer::RbcLayer(const rbc::RangeComm& root, bool posted) : root_(root) {
   if (!posted) return;
   int mpi_size = 0;
-  MPI_Comm_size(root_.mpi_comm(), &mpi_size);
+  check_mpi(MPI_Comm_size(root_.mpi_comm(), &mpi_size), "MPI_Comm_size");
   if (root_.size() == mpi_size) {
     channel_ = root_.split(0, root_.size() - 1);
     return;
   }
   // A range of a larger communicator: collective over the members only.
-  MPI_Group parent_group, group;
-  MPI_Comm_group(root_.mpi_comm(), &parent_group);
-  int range[1][3] = {{root_.first(), root_.last(), root_.stride()}};
-  MPI_Group_range_incl(parent_group, 1, range, &group);
-  check_mpi(MPI_Comm_create_group(root_.mpi_comm(), group, kCreateGroupTag + 7, &data_),
-            "MPI_Comm_create_group");
-  MPI_Group_free(&group);
-  MPI_Group_free(&parent_group);
+  data_ = create_range_group(root_.mpi_comm(), root_.first(), root_.last(), root_.stride(), kCreateGroupTag + 7);
 }
 
 RbcLayer::~RbcLayer() {
@@ -262,9 +286,7 @@ void RbcLayer::irecv(Pool& pool, const Comm& comm, void* buf, int count, MPI_Dat
   MPI_Request request;
   check_mpi(MPI_Irecv(buf, count, type, from, tag, data_, &request), "MPI_Irecv");
   pool.add_posted(request, [this, comm, type, done = std::move(done)](const MPI_Status& status) {
-    int received = 0;
-    MPI_Get_count(&status, type, &received);
-    done(group_rank(comm, root_, status.MPI_SOURCE), received);
+    done(group_rank(comm, root_, status.MPI_SOURCE), received_count(status, type));
   });
 }
 
@@ -287,8 +309,7 @@ RbcLayer::Comm RbcLayer::create_child(const Comm& parent, int first, int last, b
 
 MpiLayer::MpiLayer(MPI_Comm comm, bool use_split) : use_split_(use_split) {
   check_mpi(MPI_Comm_dup(comm, &root_.comm), "MPI_Comm_dup");
-  MPI_Comm_rank(root_.comm, &root_.rank);
-  MPI_Comm_size(root_.comm, &root_.size);
+  rank_and_size(root_.comm, root_.rank, root_.size);
 }
 
 MpiLayer::~MpiLayer() {
@@ -326,7 +347,7 @@ void MpiLayer::gather_merge(Pool& pool, const Comm& comm, const void* send, int 
       if (comm.rank == 0) {
         // Pairwise merges of the gathered sorted runs, O(total log p).
         MPI_Aint lb = 0, extent = 0;
-        MPI_Type_get_extent(type, &lb, &extent);
+        check_mpi(MPI_Type_get_extent(type, &lb, &extent), "MPI_Type_get_extent");
         char* base = static_cast<char*>(recv);
         std::vector<int> bounds(state->displs.begin(), state->displs.end());
         while (bounds.size() > 2) {
@@ -390,9 +411,7 @@ void MpiLayer::irecv(Pool& pool, const Comm& comm, void* buf, int count, MPI_Dat
   MPI_Request request;
   check_mpi(MPI_Irecv(buf, count, type, source, tag, comm.comm, &request), "MPI_Irecv");
   pool.add(request, [type, done = std::move(done)](const MPI_Status& status) {
-    int received = 0;
-    MPI_Get_count(&status, type, &received);
-    done(status.MPI_SOURCE, received);
+    done(status.MPI_SOURCE, received_count(status, type));
   });
 }
 
@@ -404,27 +423,17 @@ MpiLayer::Comm MpiLayer::create_child(const Comm& parent, int first, int last, b
               "MPI_Comm_split");
   } else {
     if (!member) return child;
-    MPI_Group parent_group, group;
-    MPI_Comm_group(parent.comm, &parent_group);
-    int range[1][3] = {{first, last, 1}};
-    MPI_Group_range_incl(parent_group, 1, range, &group);
     // MPI may exchange point-to-point messages on the parent with this tag: keep it apart from
     // the data tags (a slow PE may still receive data on the parent with MPI_ANY_SOURCE), and
     // distinct for the two children of one parent, which may overlap in a janus PE.
-    check_mpi(MPI_Comm_create_group(parent.comm, group, kCreateGroupTag + which, &child.comm),
-              "MPI_Comm_create_group");
-    MPI_Group_free(&group);
-    MPI_Group_free(&parent_group);
+    child.comm = create_range_group(parent.comm, first, last, 1, kCreateGroupTag + which);
   }
-  if (child.comm != MPI_COMM_NULL) {
-    MPI_Comm_rank(child.comm, &child.rank);
-    MPI_Comm_size(child.comm, &child.size);
-  }
+  if (child.comm != MPI_COMM_NULL) rank_and_size(child.comm, child.rank, child.size);
   return child;
 }
 
 void MpiLayer::release(Comm& comm) {
-  if (comm.comm != MPI_COMM_NULL && comm.comm != root_.comm) MPI_Comm_free(&comm.comm);
+  if (comm.comm != MPI_COMM_NULL && comm.comm != root_.comm) check_mpi(MPI_Comm_free(&comm.comm), "MPI_Comm_free");
   comm = Comm();
 }
 

@@ -20,8 +20,8 @@ Stats max_stats(const Stats& local, MPI_Comm comm) {
                          local.messages_sent, local.messages_received, local.bytes_copied};
   double max_times[8];
   long long max_counts[6];
-  MPI_Allreduce(times, max_times, 8, MPI_DOUBLE, MPI_MAX, comm);
-  MPI_Allreduce(counts, max_counts, 6, MPI_LONG_LONG, MPI_MAX, comm);
+  detail::check_mpi(MPI_Allreduce(times, max_times, 8, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce");
+  detail::check_mpi(MPI_Allreduce(counts, max_counts, 6, MPI_LONG_LONG, MPI_MAX, comm), "MPI_Allreduce");
   Stats result;
   result.total = max_times[0];
   result.pivot_selection = max_times[1];
@@ -42,8 +42,8 @@ Stats max_stats(const Stats& local, MPI_Comm comm) {
 
 bool sorted_and_balanced(const std::vector<double>& data, long long n, MPI_Comm comm) {
   int rank = 0, p = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &p);
+  detail::check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  detail::check_mpi(MPI_Comm_size(comm, &p), "MPI_Comm_size");
   const long long share = n / p + (rank < n % p ? 1 : 0);
   int ok = static_cast<long long>(data.size()) == share &&
            std::is_sorted(data.begin(), data.end());
@@ -53,12 +53,13 @@ bool sorted_and_balanced(const std::vector<double>& data, long long n, MPI_Comm 
   double from_right = 0.0;
   const int right = rank + 1 < p ? rank + 1 : MPI_PROC_NULL;
   const int left = rank > 0 ? rank - 1 : MPI_PROC_NULL;
-  MPI_Sendrecv(&first, 1, MPI_DOUBLE, left, 0, &from_right, 1, MPI_DOUBLE, right, 0, comm,
-               MPI_STATUS_IGNORE);
+  detail::check_mpi(MPI_Sendrecv(&first, 1, MPI_DOUBLE, left, 0, &from_right, 1, MPI_DOUBLE, right, 0,
+                                 comm, MPI_STATUS_IGNORE),
+                    "MPI_Sendrecv");
   const bool right_has_data = rank + 1 < p && n / p + (rank + 1 < n % p ? 1 : 0) > 0;
   if (right_has_data && !data.empty() && from_right < data.back()) ok = 0;
   int all = 0;
-  MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, comm);
+  detail::check_mpi(MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, comm), "MPI_Allreduce");
   return all != 0;
 }
 

@@ -117,7 +117,7 @@ inline void pack_elements(const void* src, int count, const TypeInfo& info, char
     return;
   }
   int position = 0;
-  MPI_Pack(src, count, info.type, out, bytes, &position, MPI_COMM_SELF);
+  check_mpi(MPI_Pack(src, count, info.type, out, bytes, &position, MPI_COMM_SELF), "MPI_Pack");
 }
 
 inline void unpack_elements(const char* in, int count, const TypeInfo& info, void* dst) {
@@ -128,7 +128,7 @@ inline void unpack_elements(const char* in, int count, const TypeInfo& info, voi
     return;
   }
   int position = 0;
-  MPI_Unpack(in, bytes, &position, dst, count, info.type, MPI_COMM_SELF);
+  check_mpi(MPI_Unpack(in, bytes, &position, dst, count, info.type, MPI_COMM_SELF), "MPI_Unpack");
 }
 
 }  // namespace rbc::detail

@@ -31,10 +31,22 @@ using Bytes = std::vector<char, DefaultInit<char>>;
 
 // Large temporaries of collectives (partial results, children's contributions), kept for the
 // next collective: a fresh multi-megabyte allocation faults in every page again, which costs
-// more than the reduction itself. Holds at most kKept buffers of kMinBytes..kMaxBytes.
+// more than the reduction itself. Holds at most kKept buffers of kMinBytes..kMaxBytes, and up to
+// kSmallKept of kSmallBytes for small ones.
 class ScratchPool {
  public:
   Bytes take(std::size_t bytes) {
+    if (bytes <= kSmallBytes) {
+      Bytes b;
+      if (small_.empty()) {
+        b.reserve(kSmallBytes);
+      } else {
+        b = std::move(small_.back());
+        small_.pop_back();
+      }
+      b.resize(bytes);
+      return b;
+    }
     auto best = free_.end();
     for (auto it = free_.begin(); it != free_.end(); ++it) {
       if (it->capacity() >= bytes && (best == free_.end() || it->capacity() < best->capacity())) best = it;
@@ -49,6 +61,10 @@ class ScratchPool {
   }
 
   void give(Bytes&& b) {
+    if (b.capacity() >= kSmallBytes && b.capacity() < kMinBytes) {
+      if (small_.size() < kSmallKept) small_.push_back(std::move(b));
+      return;
+    }
     if (b.capacity() < kMinBytes || b.capacity() > kMaxBytes) return;
     if (free_.size() == kKept) {
       auto smallest = std::min_element(free_.begin(), free_.end(),
@@ -63,7 +79,12 @@ class ScratchPool {
   static constexpr std::size_t kMinBytes = 64 * 1024;
   static constexpr std::size_t kMaxBytes = std::size_t{64} << 20;
   static constexpr std::size_t kKept = 4;
+  // Small temporaries (a short vector's partial results): every collective on a few elements
+  // takes several, and a malloc each costs about as much as the collective's own bookkeeping.
+  static constexpr std::size_t kSmallBytes = 1024;
+  static constexpr std::size_t kSmallKept = 32;
   std::vector<Bytes> free_;
+  std::vector<Bytes> small_;
 };
 
 }  // namespace rbc::detail

@@ -32,8 +32,13 @@ enum Tag : int { kFoldTag = 1, kShuffleTag = 2, kSampleTag = 3, kDataTag = 4 };
 class ByteType {
  public:
   explicit ByteType(std::size_t bytes) {
-    MPI_Type_contiguous(static_cast<int>(bytes), MPI_BYTE, &type_);
-    MPI_Type_commit(&type_);
+    if (MPI_Type_contiguous(static_cast<int>(bytes), MPI_BYTE, &type_) != MPI_SUCCESS) {
+      throw std::runtime_error("hypercube: MPI_Type_contiguous failed");
+    }
+    if (MPI_Type_commit(&type_) != MPI_SUCCESS) {
+      MPI_Type_free(&type_);
+      throw std::runtime_error("hypercube: MPI_Type_commit failed");
+    }
   }
   ByteType(const ByteType&) = delete;
   ByteType& operator=(const ByteType&) = delete;

@@ -24,6 +24,9 @@
 
 namespace jquick::detail {
 
+// Throws jquick::Error naming `what` unless `code` is MPI_SUCCESS.
+void check_mpi(int code, const char* what);
+
 using Done = std::function<void()>;
 using RecvDone = std::function<void(int source, int count)>;
 

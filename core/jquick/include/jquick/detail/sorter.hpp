@@ -108,10 +108,10 @@ class Sorter {
       : layer_(layer), type_(type), less_(less), config_(config), stats_(stats), clock_(stats) {
     rank_ = LayerT::rank(layer_.root());
     p_ = LayerT::size(layer_.root());
-    MPI_Type_contiguous(static_cast<int>(sizeof(Sample)), MPI_BYTE, &sample_type_);
-    MPI_Type_commit(&sample_type_);
   }
-  ~Sorter() { MPI_Type_free(&sample_type_); }
+  ~Sorter() {
+    if (sample_type_ != MPI_DATATYPE_NULL) MPI_Type_free(&sample_type_);
+  }
   Sorter(const Sorter&) = delete;
   Sorter& operator=(const Sorter&) = delete;
 
@@ -209,6 +209,20 @@ class Sorter {
     T key;
     std::int64_t index;
   };
+
+  // Samples travel as a datatype of their own, made on first use: a sort on two PEs sends
+  // none, and making one costs about as much as a small message.
+  MPI_Datatype sample_type() {
+    if (sample_type_ == MPI_DATATYPE_NULL) {
+      MPI_Datatype type = MPI_DATATYPE_NULL;
+      check_mpi(MPI_Type_contiguous(static_cast<int>(sizeof(Sample)), MPI_BYTE, &type), "MPI_Type_contiguous");
+      const int committed = MPI_Type_commit(&type);
+      if (committed != MPI_SUCCESS) MPI_Type_free(&type);
+      check_mpi(committed, "MPI_Type_commit");
+      sample_type_ = type;
+    }
+    return sample_type_;
+  }
 
   // Guards against comparators that are not strict weak orders (issue 18, class 6). A group
   // gives up a task (leaving its elements where they are) when its recursion depth or its
@@ -487,7 +501,7 @@ class Sorter {
     Task* t = &task;
     layer_.allgather_merge(pool, task.comm, task.samples.data(),
                            static_cast<int>(task.samples.size()), task.gathered.data(),
-                           static_cast<int>(task.k), sample_type_, sample_merger(),
+                           static_cast<int>(task.k), sample_type(), sample_merger(),
                            [this, t, &pool] {
                              t->pivot = t->gathered[static_cast<std::size_t>((t->k - 1) / 2)];
                              on_pivot(pool, *t);
@@ -1111,7 +1125,7 @@ class Sorter {
     small.bytes.resize(static_cast<std::size_t>(bytes));
     Small* s = &small;
     layer_.gather_merge(pool, small.comm, small.samples.data(), static_cast<int>(m),
-                        small.gathered.data(), static_cast<int>(total), sample_type_,
+                        small.gathered.data(), static_cast<int>(total), sample_type(),
                         sample_merger(), [this, s, root, bytes, &pool] {
                           // Every member starts the broadcast only now: the MPI layer's gather
                           // is two collectives, and all members must call them in one order.
