@@ -216,6 +216,13 @@ def fit_profile(records, np, library, version, how):
                              "calibrate probe: median time of MPI_Iprobe with nothing to find")
     params["test"] = param(max(med(by["test"][0]), 1e-9), "s",
                            "calibrate probe: median time of MPI_Test on a pending request")
+    if by.get("wtime"):
+        params["wtime"] = param(max(med(by["wtime"][0]), 1e-9), "s",
+                                "calibrate probe: median time of one MPI_Wtime call")
+    if by.get("type_create"):
+        params["type_create"] = param(max(med(by["type_create"][0]), 1e-9), "s",
+                                      "calibrate probe: median time of MPI_Type_contiguous + MPI_Type_commit + "
+                                      "MPI_Type_free of a 16-byte type (charged at each commit)")
     params["coll_selector"] = param("ompi" if library == "Open MPI" else "mpich" if library == "MPICH" else "default",
                                     "SMPI selector", f"the real library, {library} {version}")
     for kernel in cp.KERNELS:
@@ -231,8 +238,16 @@ def fit_profile(records, np, library, version, how):
             "in relative error")
     # RBC's own software work: what its ping-pong costs beyond MPI's, per message (charged by
     # core/cost at each RBC send), and a local split.
-    rbc_pp = {r["bytes"]: med(r) for r in by.get("rbc_pingpong", [])}
-    extra = sorted((b, max(t - pp_all[b], 0.0)) for b, t in rbc_pp.items() if b in pp_all)
+    rbc_pp = {r["bytes"]: r["samples"] for r in by.get("rbc_pingpong", [])}
+    paired = {r["bytes"]: r["samples"] for r in by.get("rbc_pingpong_mpi", [])}
+    extra = []
+    for b, samples in sorted(rbc_pp.items()):
+        if b in paired and len(paired[b]) == len(samples):
+            # Trials alternated with MPI's own ping-pong: the median of the pairwise differences
+            # is robust to load that changes between trials.
+            extra.append((b, max(statistics.median(r - m for r, m in zip(samples, paired[b])), 0.0)))
+        elif b in pp_all:
+            extra.append((b, max(statistics.median(samples) - pp_all[b], 0.0)))
     if extra:
         if len(extra) >= 2:
             c0, c1 = least_squares([float(b) for b, _ in extra], [d for _, d in extra])
@@ -240,7 +255,8 @@ def fit_profile(records, np, library, version, how):
             c0, c1 = extra[0][1], 0.0
         params["compute_message"] = param(
             [max(c0, 0.0), max(c1, 0.0)], "s: c0 + c1 * payload bytes",
-            f"calibrate rbc at np={np}: RBC ping-pong minus MPI ping-pong (median half round trip) at "
+            f"calibrate rbc at np={np}: RBC ping-pong (isend/irecv, wait) minus MPI's blocking ping-pong, "
+            f"trials alternating, median of the pairwise differences of half round trips at "
             f"{', '.join(str(b) for b, _ in extra)} B, per message; least squares")
     if by.get("rbc_split"):
         params["compute_communicator"] = param(

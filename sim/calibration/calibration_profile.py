@@ -23,6 +23,9 @@ SCHEMA = "janus-calibration/1"
 # Parameters and what their value must look like.
 PIECEWISE = ("os", "or", "ois")                       # [[min_bytes, seconds, seconds_per_byte], ...]
 SECONDS = ("iprobe", "test")                          # one positive number
+# Optional, one positive number: smpi/wtime (per MPI_Wtime call) and the charge of making one
+# datatype (charge_preload.so, at MPI_Type_commit).
+OPTIONAL_SECONDS = ("wtime", "type_create")
 LINK = ("node_alpha", "node_bw", "alpha", "bw")       # platform parameters (s, B/s)
 CREATION = ("comm_create_group", "comm_split", "comm_dup", "comm_free")  # [A, B(, C)]: A + B log2 p + C p
 # compute_<k>: [c0, c1]; message, communicator and collective are RBC's own software work
@@ -93,7 +96,7 @@ def validate(profile, where="profile"):
                 _number(name, seg[2])
             if v[0][0] != 0:
                 raise ProfileError(f"parameter {name}: the first segment must start at 0 bytes")
-        elif name in SECONDS:
+        elif name in SECONDS or name in OPTIONAL_SECONDS:
             # Never 0: a polling loop would livelock with the clock standing still.
             _number(name, v, positive=True)
         elif name in LINK:
@@ -183,6 +186,8 @@ def smpi_cfg(profile):
              # Probe and test costs stay fixed (SMPI would otherwise grow them in busy loops).
              "--cfg=smpi/grow-injected-times:no",
              "--cfg=smpi/simulate-computation:no"]
+    if value(profile, "wtime") is not None:
+        opts.append(f"--cfg=smpi/wtime:{value(profile, 'wtime')!r}")
     return opts
 
 
@@ -193,6 +198,9 @@ def environment(profile):
         v = value(profile, op)
         if v is not None:
             env["JANUS_CHARGE_" + op.upper()] = ",".join(repr(float(x)) for x in v)
+    v = value(profile, "type_create")
+    if v is not None:
+        env["JANUS_CHARGE_TYPE_COMMIT"] = f"{float(v)!r},0"
     for k in KERNELS:
         v = value(profile, "compute_" + k)
         if v is not None:

@@ -86,6 +86,24 @@ class CalibratedModel(unittest.TestCase):
         again, _ = simulate(self.profile["_path"], ["pingpong", "exchange", "comm"])
         self.assertEqual([r["samples"] for r in again], self.first)
 
+    def test_wtime_and_datatype_are_charged(self):
+        # A profile that measured them: each MPI_Wtime call and each datatype commit costs what
+        # it says (smpi/wtime; charge_preload's MPI_Type_commit), and nothing when unset.
+        profile = copy.deepcopy(self.profile)
+        profile["parameters"]["wtime"] = {"value": 4e-8, "unit": "s", "source": "test"}
+        profile["parameters"]["type_create"] = {"value": 3e-7, "unit": "s", "source": "test"}
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "profile.json")
+            with open(path, "w") as f:
+                json.dump(profile, f)
+            records, _ = simulate(path, ["probe"])
+        by = {r["kind"]: statistics.median(r["samples"]) for r in records}
+        self.check("MPI_Wtime", by["wtime"], 4e-8)
+        self.check("datatype create + commit + free", by["type_create"], 3e-7)
+        without, _ = simulate(self.profile["_path"], ["probe"])
+        uncharged = {r["kind"]: statistics.median(r["samples"]) for r in without}
+        self.assertLess(uncharged["type_create"], 3e-7 / FACTOR, "a commit is charged without type_create")
+
 
 class ProfileChecks(unittest.TestCase):
     def setUp(self):
@@ -111,6 +129,9 @@ class ProfileChecks(unittest.TestCase):
 
     def test_parameter_without_source_is_refused(self):
         self.refused(lambda p: p["parameters"]["node_bw"].pop("source"), "value and a source")
+
+    def test_negative_wtime_is_refused(self):
+        self.refused(lambda p: p["parameters"].update(wtime={"value": -1e-8, "source": "x"}), "wtime")
 
     def test_unknown_selector_is_refused(self):
         self.refused(lambda p: p["parameters"].update(coll_selector={"value": "intel", "source": "x"}), "coll_selector")

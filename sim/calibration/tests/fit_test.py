@@ -54,6 +54,32 @@ class Fits(unittest.TestCase):
         self.assertAlmostEqual(params["compute_sort"]["value"][1], 4e-9, delta=1e-10)
         self.assertEqual(params["coll_selector"]["value"], "ompi")
 
+    def test_rbc_message_charge_from_alternating_trials(self):
+        # The machine's load changes between trials (MPI's own ping-pong from 0.2 to 2 us); RBC's
+        # trials, taken right after, add 150 ns to each. The charge is that 150 ns, not a
+        # difference of medians taken at different loads.
+        os_, or_, alpha, bw = 2e-7, 1e-7, 3e-7, 5e9
+        records = []
+        for s in (0, 8, 1024, 65536):
+            t = os_ + or_ + alpha + s / bw
+            records.append(rec("pingpong", [t, t, t], bytes=s))
+        for s in (0, 256, 1024):
+            records += [rec("overhead", [os_], op="send", bytes=s), rec("overhead", [os_], op="isend", bytes=s),
+                        rec("overhead", [or_], op="recv", bytes=s)]
+        records += [rec("iprobe", [5e-8]), rec("test", [2e-8]), rec("wtime", [3e-8, 2.5e-8, 9e-8]),
+                    rec("type_create", [1.6e-7])]
+        loads = [2e-7, 2e-6, 3e-7, 1.5e-6, 2e-7]
+        for s in (0, 8, 64):
+            records.append(rec("rbc_pingpong_mpi", loads, bytes=s))
+            records.append(rec("rbc_pingpong", [x + 1.5e-7 for x in loads], bytes=s))
+        params, _ = calibrate.fit_profile(records, 2, "Open MPI", "4.1", "")
+        c0, c1 = params["compute_message"]["value"]
+        self.assertAlmostEqual(c0, 1.5e-7, delta=1e-9)
+        self.assertAlmostEqual(c1, 0.0, delta=1e-12)
+        self.assertAlmostEqual(params["wtime"]["value"], 3e-8, delta=1e-12)
+        self.assertAlmostEqual(params["type_create"]["value"], 1.6e-7, delta=1e-12)
+        cp.validate({"schema": cp.SCHEMA, "name": "t", "machine": {}, "mpi": {}, "date": "", "parameters": params})
+
     def test_creation_charge_is_real_minus_simulated(self):
         real = {("create_group", p): 2e-6 + 1e-6 * math.log2(p) for p in (2, 4, 8)}
         sim = {k: 0.5e-6 for k in real}
