@@ -114,17 +114,21 @@ std::vector<double> half_round_trips(const Setup& s, int trials, int trips,
   return samples;
 }
 
+// MPI's own blocking ping-pong of `bytes` bytes from `buffer`.
+std::vector<double> mpi_half_round_trips(const Setup& s, int trials, int bytes, std::vector<char>& buffer) {
+  return half_round_trips(
+      s, trials, round_trips_for(bytes),
+      [&](int peer) { check(MPI_Send(buffer.data(), bytes, MPI_BYTE, peer, 1, s.world), "MPI_Send"); },
+      [&](int peer) {
+        check(MPI_Recv(buffer.data(), bytes, MPI_BYTE, peer, 1, s.world, MPI_STATUS_IGNORE), "MPI_Recv");
+      });
+}
+
 void pingpong(const Setup& s) {
   const int trials = s.quick ? 7 : 15;
   for (int bytes : pingpong_sizes(s.quick)) {
     std::vector<char> buffer(static_cast<std::size_t>(std::max(bytes, 1)));
-    const auto samples = half_round_trips(
-        s, trials, round_trips_for(bytes),
-        [&](int peer) { check(MPI_Send(buffer.data(), bytes, MPI_BYTE, peer, 1, s.world), "MPI_Send"); },
-        [&](int peer) {
-          check(MPI_Recv(buffer.data(), bytes, MPI_BYTE, peer, 1, s.world, MPI_STATUS_IGNORE), "MPI_Recv");
-        });
-    emit(s, "\"kind\":\"pingpong\",\"bytes\":" + std::to_string(bytes), samples);
+    emit(s, "\"kind\":\"pingpong\",\"bytes\":" + std::to_string(bytes), mpi_half_round_trips(s, trials, bytes, buffer));
   }
 }
 
@@ -145,14 +149,8 @@ void rbc_costs(const Setup& s) {
           s, 1, round_trips_for(bytes),
           [&](int peer) { rbc::isend(buffer.data(), bytes, MPI_BYTE, peer, 1, world).wait(); },
           [&](int peer) { rbc::irecv(buffer.data(), bytes, MPI_BYTE, peer, 1, world).wait(); });
-      const auto m = half_round_trips(
-          s, 1, round_trips_for(bytes),
-          [&](int peer) { check(MPI_Send(buffer.data(), bytes, MPI_BYTE, peer, 1, s.world), "MPI_Send"); },
-          [&](int peer) {
-            check(MPI_Recv(buffer.data(), bytes, MPI_BYTE, peer, 1, s.world, MPI_STATUS_IGNORE), "MPI_Recv");
-          });
       rbc_samples.push_back(r[0]);
-      mpi_samples.push_back(m[0]);
+      mpi_samples.push_back(mpi_half_round_trips(s, 1, bytes, buffer)[0]);
     }
     emit(s, "\"kind\":\"rbc_pingpong\",\"bytes\":" + std::to_string(bytes), rbc_samples);
     emit(s, "\"kind\":\"rbc_pingpong_mpi\",\"bytes\":" + std::to_string(bytes), mpi_samples);

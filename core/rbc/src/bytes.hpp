@@ -32,7 +32,7 @@ using Bytes = std::vector<char, DefaultInit<char>>;
 // Large temporaries of collectives (partial results, children's contributions), kept for the
 // next collective: a fresh multi-megabyte allocation faults in every page again, which costs
 // more than the reduction itself. Holds at most kKept buffers of kMinBytes..kMaxBytes, and up to
-// kSmallKept of kSmallBytes for small ones.
+// kSmallKept of kSmallBytes (less than twice that) for small ones; sizes between are not kept.
 class ScratchPool {
  public:
   Bytes take(std::size_t bytes) {
@@ -61,7 +61,7 @@ class ScratchPool {
   }
 
   void give(Bytes&& b) {
-    if (b.capacity() >= kSmallBytes && b.capacity() < kMinBytes) {
+    if (b.capacity() >= kSmallBytes && b.capacity() < 2 * kSmallBytes) {
       if (small_.size() < kSmallKept) small_.push_back(std::move(b));
       return;
     }
