@@ -1016,87 +1016,126 @@ void check_reduction(const char* call, int count, MPI_Datatype type, MPI_Op op) 
   detail::check_op(call, op);
 }
 
+// How a collective call runs: as a request, or (a blocking call) to its end at once where the
+// engine allows it (runs_immediately).
+enum class Launch { request, blocking };
+
 template <class Op, class... Args>
-Request start(Args&&... args) {
+Request start(Launch launch, const RangeComm& comm, Args&&... args) {
+  if (launch == Launch::blocking && detail::runs_immediately(comm)) {
+    Op op(std::forward<Args>(args)...);
+    op.run_immediately();
+    return Request();
+  }
   return Request(std::make_unique<Op>(std::forward<Args>(args)...));
 }
 
 }  // namespace
 
-Request ibcast(void* buf, int count, MPI_Datatype type, int root, const RangeComm& comm) {
+namespace {
+Request bcast_call(Launch launch, void* buf, int count, MPI_Datatype type, int root, const RangeComm& comm) {
   detail::check_count("bcast", count);
   detail::check_type("bcast", type);
   detail::check_rank("bcast", "root", root, comm);
-  return start<Bcast>(buf, count, type, root, comm);
+  return start<Bcast>(launch, comm, buf, count, type, root, comm);
 }
+}  // namespace
+
+Request ibcast(void* buf, int count, MPI_Datatype type, int root, const RangeComm& comm) { return bcast_call(Launch::request, buf, count, type, root, comm); }
 
 void bcast(void* buf, int count, MPI_Datatype type, int root, const RangeComm& comm) {
-  ibcast(buf, count, type, root, comm).wait();
+  bcast_call(Launch::blocking, buf, count, type, root, comm).wait();
 }
 
-Request ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+namespace {
+Request reduce_call(Launch launch, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                 int root, const RangeComm& comm) {
   check_reduction("reduce", count, type, op);
   detail::check_rank("reduce", "root", root, comm);
-  return start<Reduce>(sendbuf, recvbuf, count, type, op, root, false, comm);
+  return start<Reduce>(launch, comm, sendbuf, recvbuf, count, type, op, root, false, comm);
 }
+}  // namespace
+
+Request ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                int root, const RangeComm& comm) { return reduce_call(Launch::request, sendbuf, recvbuf, count, type, op, root, comm); }
 
 void reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
             const RangeComm& comm) {
-  ireduce(sendbuf, recvbuf, count, type, op, root, comm).wait();
+  reduce_call(Launch::blocking, sendbuf, recvbuf, count, type, op, root, comm).wait();
 }
 
-Request iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+namespace {
+Request allreduce_call(Launch launch, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                    const RangeComm& comm) {
   check_reduction("allreduce", count, type, op);
-  if (doubling(type, count, comm.size())) return start<AllreduceDoubling>(sendbuf, recvbuf, count, type, op, comm);
-  return start<Reduce>(sendbuf, recvbuf, count, type, op, 0, true, comm);
+  if (doubling(type, count, comm.size())) return start<AllreduceDoubling>(launch, comm, sendbuf, recvbuf, count, type, op, comm);
+  return start<Reduce>(launch, comm, sendbuf, recvbuf, count, type, op, 0, true, comm);
 }
+}  // namespace
+
+Request iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                   const RangeComm& comm) { return allreduce_call(Launch::request, sendbuf, recvbuf, count, type, op, comm); }
 
 void allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                const RangeComm& comm) {
-  iallreduce(sendbuf, recvbuf, count, type, op, comm).wait();
+  allreduce_call(Launch::blocking, sendbuf, recvbuf, count, type, op, comm).wait();
 }
 
-Request iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+namespace {
+Request scan_call(Launch launch, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
               const RangeComm& comm) {
   check_reduction("scan", count, type, op);
-  if (doubling(type, count, comm.size())) return start<ScanDoubling>(sendbuf, recvbuf, count, type, op, false, comm);
-  return start<Scan>(sendbuf, recvbuf, nullptr, count, type, op, ScanKind::kInclusive, comm);
+  if (doubling(type, count, comm.size())) return start<ScanDoubling>(launch, comm, sendbuf, recvbuf, count, type, op, false, comm);
+  return start<Scan>(launch, comm, sendbuf, recvbuf, nullptr, count, type, op, ScanKind::kInclusive, comm);
 }
+}  // namespace
+
+Request iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+              const RangeComm& comm) { return scan_call(Launch::request, sendbuf, recvbuf, count, type, op, comm); }
 
 void scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
           const RangeComm& comm) {
-  iscan(sendbuf, recvbuf, count, type, op, comm).wait();
+  scan_call(Launch::blocking, sendbuf, recvbuf, count, type, op, comm).wait();
 }
 
-Request iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+namespace {
+Request exscan_call(Launch launch, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                 const RangeComm& comm) {
   check_reduction("exscan", count, type, op);
-  if (doubling(type, count, comm.size())) return start<ScanDoubling>(sendbuf, recvbuf, count, type, op, true, comm);
-  return start<Scan>(sendbuf, recvbuf, nullptr, count, type, op, ScanKind::kExclusive, comm);
+  if (doubling(type, count, comm.size())) return start<ScanDoubling>(launch, comm, sendbuf, recvbuf, count, type, op, true, comm);
+  return start<Scan>(launch, comm, sendbuf, recvbuf, nullptr, count, type, op, ScanKind::kExclusive, comm);
 }
+}  // namespace
+
+Request iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                const RangeComm& comm) { return exscan_call(Launch::request, sendbuf, recvbuf, count, type, op, comm); }
 
 void exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
             const RangeComm& comm) {
-  iexscan(sendbuf, recvbuf, count, type, op, comm).wait();
+  exscan_call(Launch::blocking, sendbuf, recvbuf, count, type, op, comm).wait();
 }
 
-Request iscan_and_bcast(const void* sendbuf, void* recvbuf, void* totalbuf, int count,
+namespace {
+Request scan_and_bcast_call(Launch launch, const void* sendbuf, void* recvbuf, void* totalbuf, int count,
                         MPI_Datatype type, MPI_Op op, const RangeComm& comm) {
   check_reduction("scan_and_bcast", count, type, op);
   if (doubling(type, count, comm.size())) {
-    return start<ScanTotalDoubling>(sendbuf, recvbuf, totalbuf, count, type, op, comm);
+    return start<ScanTotalDoubling>(launch, comm, sendbuf, recvbuf, totalbuf, count, type, op, comm);
   }
-  return start<Scan>(sendbuf, recvbuf, totalbuf, count, type, op, ScanKind::kInclusiveAndTotal, comm);
+  return start<Scan>(launch, comm, sendbuf, recvbuf, totalbuf, count, type, op, ScanKind::kInclusiveAndTotal, comm);
 }
+}  // namespace
+
+Request iscan_and_bcast(const void* sendbuf, void* recvbuf, void* totalbuf, int count,
+                        MPI_Datatype type, MPI_Op op, const RangeComm& comm) { return scan_and_bcast_call(Launch::request, sendbuf, recvbuf, totalbuf, count, type, op, comm); }
 
 void scan_and_bcast(const void* sendbuf, void* recvbuf, void* totalbuf, int count,
                     MPI_Datatype type, MPI_Op op, const RangeComm& comm) {
-  iscan_and_bcast(sendbuf, recvbuf, totalbuf, count, type, op, comm).wait();
+  scan_and_bcast_call(Launch::blocking, sendbuf, recvbuf, totalbuf, count, type, op, comm).wait();
 }
 
-Request igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+namespace {
+Request gather_call(Launch launch, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, const RangeComm& comm) {
   detail::check_rank("gather", "root", root, comm);
   const bool is_root = comm.rank() == root;
@@ -1111,13 +1150,17 @@ Request igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
   } else {
     recvtype = sendtype;  // receive arguments are not significant off the root
   }
-  return start<Gather>("gather", sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr,
+  return start<Gather>(launch, comm, "gather", sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr,
                        recvtype, root, Layout::kEqual, false, comm);
 }
+}  // namespace
+
+Request igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, const RangeComm& comm) { return gather_call(Launch::request, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm); }
 
 void gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
             int recvcount, MPI_Datatype recvtype, int root, const RangeComm& comm) {
-  igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm).wait();
+  gather_call(Launch::blocking, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm).wait();
 }
 
 namespace {
@@ -1132,7 +1175,8 @@ void check_counts(const char* call, const int* counts, const int* displs, const 
 }
 }  // namespace
 
-Request igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+namespace {
+Request gatherv_call(Launch launch, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                  const int* recvcounts, const int* displs, MPI_Datatype recvtype, int root,
                  const RangeComm& comm) {
   detail::check_rank("gatherv", "root", root, comm);
@@ -1148,17 +1192,23 @@ Request igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
   } else {
     recvtype = sendtype;
   }
-  return start<Gather>("gatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
+  return start<Gather>(launch, comm, "gatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
                        recvtype, root, Layout::kRootCounts, false, comm);
 }
+}  // namespace
+
+Request igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 const int* recvcounts, const int* displs, MPI_Datatype recvtype, int root,
+                 const RangeComm& comm) { return gatherv_call(Launch::request, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm); }
 
 void gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
              const int* recvcounts, const int* displs, MPI_Datatype recvtype, int root,
              const RangeComm& comm) {
-  igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm).wait();
+  gatherv_call(Launch::blocking, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm).wait();
 }
 
-Request iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+namespace {
+Request allgather_call(Launch launch, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                    int recvcount, MPI_Datatype recvtype, const RangeComm& comm) {
   if (sendbuf != MPI_IN_PLACE) {
     detail::check_count("allgather", sendcount);
@@ -1167,19 +1217,24 @@ Request iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
   detail::check_count("allgather", recvcount);
   detail::check_type("allgather", recvtype);
   if (AllgatherDoubling::applies(comm.size())) {
-    return start<AllgatherDoubling>("allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr,
+    return start<AllgatherDoubling>(launch, comm, "allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr,
                                     recvtype, comm);
   }
-  return start<Gather>("allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr,
+  return start<Gather>(launch, comm, "allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr,
                        recvtype, 0, Layout::kEqual, true, comm);
 }
+}  // namespace
+
+Request iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   int recvcount, MPI_Datatype recvtype, const RangeComm& comm) { return allgather_call(Launch::request, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); }
 
 void allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                int recvcount, MPI_Datatype recvtype, const RangeComm& comm) {
-  iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm).wait();
+  allgather_call(Launch::blocking, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm).wait();
 }
 
-Request iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+namespace {
+Request allgatherv_call(Launch launch, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                     const int* recvcounts, const int* displs, MPI_Datatype recvtype,
                     const RangeComm& comm) {
   if (sendbuf != MPI_IN_PLACE) {
@@ -1189,27 +1244,37 @@ Request iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
   detail::check_type("allgatherv", recvtype);
   check_counts("allgatherv", recvcounts, displs, comm);
   if (AllgatherDoubling::applies(comm.size())) {
-    return start<AllgatherDoubling>("allgatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
+    return start<AllgatherDoubling>(launch, comm, "allgatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
                                     recvtype, comm);
   }
-  return start<Gather>("allgatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
+  return start<Gather>(launch, comm, "allgatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
                        recvtype, 0, Layout::kAllCounts, true, comm);
 }
+}  // namespace
+
+Request iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    const int* recvcounts, const int* displs, MPI_Datatype recvtype,
+                    const RangeComm& comm) { return allgatherv_call(Launch::request, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm); }
 
 void allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                 const int* recvcounts, const int* displs, MPI_Datatype recvtype,
                 const RangeComm& comm) {
-  iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm).wait();
+  allgatherv_call(Launch::blocking, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm).wait();
 }
 
-Request ibarrier(const RangeComm& comm) {
+namespace {
+Request barrier_call(Launch launch, const RangeComm& comm) {
   comm.size();  // throws for non-members
-  return start<Barrier>(comm);
+  return start<Barrier>(launch, comm, comm);
 }
+}  // namespace
 
-void barrier(const RangeComm& comm) { ibarrier(comm).wait(); }
+Request ibarrier(const RangeComm& comm) { return barrier_call(Launch::request, comm); }
 
-Request igatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount,
+void barrier(const RangeComm& comm) { barrier_call(Launch::blocking, comm).wait(); }
+
+namespace {
+Request gatherm_call(Launch launch, const void* sendbuf, int sendcount, void* recvbuf, int recvcount,
                  MPI_Datatype type, int root, Merger merge, const RangeComm& comm) {
   detail::check_count("gatherm", sendcount);
   detail::check_type("gatherm", type);
@@ -1219,15 +1284,20 @@ Request igatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcoun
     throw Error("gatherm: the datatype must have no gaps (size == extent, lower bound 0)");
   }
   if (comm.rank() == root) detail::check_count("gatherm", recvcount);
-  return start<Gatherm>(sendbuf, sendcount, recvbuf, recvcount, type, root, std::move(merge), comm);
+  return start<Gatherm>(launch, comm, sendbuf, sendcount, recvbuf, recvcount, type, root, std::move(merge), comm);
 }
+}  // namespace
+
+Request igatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount,
+                 MPI_Datatype type, int root, Merger merge, const RangeComm& comm) { return gatherm_call(Launch::request, sendbuf, sendcount, recvbuf, recvcount, type, root, merge, comm); }
 
 void gatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount, MPI_Datatype type,
              int root, const Merger& merge, const RangeComm& comm) {
-  igatherm(sendbuf, sendcount, recvbuf, recvcount, type, root, merge, comm).wait();
+  gatherm_call(Launch::blocking, sendbuf, sendcount, recvbuf, recvcount, type, root, merge, comm).wait();
 }
 
-Request iallgatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount, MPI_Datatype type,
+namespace {
+Request allgatherm_call(Launch launch, const void* sendbuf, int sendcount, void* recvbuf, int recvcount, MPI_Datatype type,
                     Merger merge, const RangeComm& comm) {
   detail::check_count("allgatherm", sendcount);
   detail::check_count("allgatherm", recvcount);
@@ -1240,12 +1310,16 @@ Request iallgatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvc
     throw Error("allgatherm: this rank contributes " + std::to_string(sendcount) + " elements, more than the total " +
                 std::to_string(recvcount));
   }
-  return start<AllgathermDoubling>(sendbuf, sendcount, recvbuf, recvcount, type, std::move(merge), comm);
+  return start<AllgathermDoubling>(launch, comm, sendbuf, sendcount, recvbuf, recvcount, type, std::move(merge), comm);
 }
+}  // namespace
+
+Request iallgatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount, MPI_Datatype type,
+                    Merger merge, const RangeComm& comm) { return allgatherm_call(Launch::request, sendbuf, sendcount, recvbuf, recvcount, type, merge, comm); }
 
 void allgatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount, MPI_Datatype type,
                 const Merger& merge, const RangeComm& comm) {
-  iallgatherm(sendbuf, sendcount, recvbuf, recvcount, type, merge, comm).wait();
+  allgatherm_call(Launch::blocking, sendbuf, sendcount, recvbuf, recvcount, type, merge, comm).wait();
 }
 
 }  // namespace rbc

@@ -85,6 +85,8 @@ class Operation {
   // True (and the list cleared) once all awaited requests are complete; tests the pending ones
   // only if may_test.
   bool awaited_complete(bool may_test);
+  // Waits for every awaited request (MPI_Wait, one after the other) and clears the list.
+  void complete_awaited();
 
   Status status_;
 

@@ -103,6 +103,17 @@ bool Operation::awaited_complete(bool may_test) {
   return all;
 }
 
+void Operation::complete_awaited() {
+  for (std::size_t i = 0; i < awaited_.size(); ++i) {
+    while (awaited_[i] != MPI_REQUEST_NULL) {
+      MPI_Status status;
+      check_mpi(MPI_Wait(&awaited_[i], &status), "MPI_Wait");
+      request_done(i, status);
+    }
+  }
+  awaited_.clear();
+  transits_.clear();
+}
 
 }  // namespace detail
 

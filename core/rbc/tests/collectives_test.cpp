@@ -241,15 +241,16 @@ class Runner {
       const auto blocks = blocks_for(li);
       for (std::size_t bi = 0; bi < blocks.size(); ++bi) {
         const Block& b = blocks[bi];
-        for (bool nonblocking : {false, true}) {
+        for (Mode mode : {Mode::kBlocking, Mode::kNonblocking, Mode::kMixed}) {
+          const bool nonblocking = mode == Mode::kNonblocking;
           if (huge_ && nonblocking != ((li + bi) % 2 == 1)) continue;
+          if (mode == Mode::kMixed && (huge_ || b.type != 0)) continue;
           if (progress_ && lc.rank() == 0) {
             std::printf("layout %zu %s: type %d count %d %s\n", li, lc.name().c_str(), b.type,
-                        b.count, nonblocking ? "nonblocking" : "blocking");
+                        b.count, mode_name(mode));
             std::fflush(stdout);
           }
-          run_block(lc, types_[b.type], b.count, b.roots, nonblocking,
-                    mix(li, bi, nonblocking));
+          run_block(lc, types_[b.type], b.count, b.roots, mode, mix(li, bi, nonblocking));
         }
       }
     }
@@ -321,10 +322,24 @@ class Runner {
     return displs;
   }
 
-  void run_block(const LayoutComms& lc, const TypeCase& t, int count, int root_count,
-                 bool nonblocking, unsigned long long salt) {
-    Context context(check_, t.name, ", count ", count,
-                    nonblocking ? ", nonblocking" : ", blocking");
+  // kMixed: blocking calls, while the odd members hold a receive from themselves in flight, so
+  // they run each collective as a request and the even ones run it at once (a blocking
+  // collective on an idle engine): both kinds of member must interoperate.
+  enum class Mode { kBlocking, kNonblocking, kMixed };
+  static const char* mode_name(Mode mode) {
+    return mode == Mode::kBlocking ? "blocking" : mode == Mode::kNonblocking ? "nonblocking" : "mixed";
+  }
+  static constexpr int kHeldTag = 77;
+
+  void run_block(const LayoutComms& lc, const TypeCase& t, int count, int root_count, Mode mode,
+                 unsigned long long salt) {
+    const bool nonblocking = mode == Mode::kNonblocking;
+    Context context(check_, t.name, ", count ", count, ", ", mode_name(mode));
+    int held_value = -1;
+    rbc::Request held;
+    if (mode == Mode::kMixed && lc.rank() % 2 == 1) {
+      held = rbc::irecv(&held_value, 1, MPI_INT, lc.rank(), kHeldTag, lc.comm());
+    }
     const int s = lc.size();
     std::vector<std::unique_ptr<Pending>> started;
     auto finish = [&](std::unique_ptr<Pending> pd) {
@@ -356,6 +371,13 @@ class Runner {
           finish(gatherm(lc, t, gather_count(count, s, false), root, nonblocking, seed()));
       }
       if (nonblocking) complete(t, started, salt);
+      if (mode == Mode::kMixed && lc.rank() % 2 == 1) {
+        check_.check(!held.done(), "the held receive completed before its message was sent");
+        const int value = lc.rank();
+        rbc::send(&value, 1, MPI_INT, lc.rank(), kHeldTag, lc.comm());
+        held.wait();
+        check_.check(held_value == lc.rank(), "the held receive got ", held_value);
+      }
     } catch (const std::exception& e) {
       check_.abort(std::string("unexpected exception: ") + e.what());
     }
