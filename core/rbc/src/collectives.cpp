@@ -625,6 +625,11 @@ class Gather final : public Collective {
   int parent() const { return tree_.absolute(tree_.parent()); }
   int v() const { return tree_.relative(); }
 
+  // Whether this rank only sends its own contiguous part: then it needs no block of its own.
+  bool sends_own_buffer() const {
+    return !to_all_ && !tree_.is_root() && tree_.children().empty() && send_.contiguous();
+  }
+
   // Whether the receive buffer has exactly the layout of the assembled block (rank order, no
   // gaps), so that the block can be assembled there and nothing needs unpacking.
   bool assembles_in_place() const {
@@ -655,6 +660,11 @@ class Gather final : public Collective {
         if (layout_ == Layout::kRootCounts && !tree_.is_root()) send(&subtree_bytes_, 1, MPI_INT64_T, parent(), detail::kCount);
         block_bytes_ = to_all_ ? offsets_.back() : subtree_bytes_;
         const std::int64_t base = to_all_ ? offsets_[v()] : 0;
+        if (sends_own_buffer()) {
+          // A leaf that receives nothing sends its contribution from where it is.
+          block_ = static_cast<char*>(const_cast<void*>(own_));
+          return;
+        }
         if (direct_) {
           block_ = static_cast<char*>(recvbuf_);
         } else {
@@ -764,24 +774,34 @@ class AllgatherDoubling final : public Collective {
       block_ = static_cast<char*>(storage_.get());
     }
     if (!(direct_ && in_place)) {
-      const void* own = in_place ? slots_.at_rank(recvbuf, me) : sendbuf;
-      detail::pack_elements(own, own_count, send, block_ + offsets_[me]);
+      own_ = in_place ? slots_.at_rank(recvbuf, me) : sendbuf;
+      own_count_ = own_count;
+      send_ = send;
+      // The first round sends only this rank's part: straight from the send buffer where it is
+      // contiguous, copied into the block while the exchange runs.
+      if (in_place || !send.contiguous()) pack_own();
     }
   }
 
   static bool applies(int p) { return p > 1 && (p & (p - 1)) == 0; }
 
  private:
+  void pack_own() {
+    detail::pack_elements(own_, own_count_, send_, block_ + offsets_[comm_.rank()]);
+    own_ = nullptr;
+  }
+
   void step() override {
     const int me = comm_.rank();
     if (mask_ < comm_.size()) {
       const int partner = me ^ mask_;
       const int mine = me & ~(mask_ - 1);
       const int theirs = partner & ~(mask_ - 1);
-      send(block_ + offsets_[mine], message_bytes(call_, offsets_[mine + mask_] - offsets_[mine]), MPI_BYTE, partner,
-           detail::kUp);
+      const char* from = own_ != nullptr ? static_cast<const char*>(own_) : block_ + offsets_[mine];
+      send(from, message_bytes(call_, offsets_[mine + mask_] - offsets_[mine]), MPI_BYTE, partner, detail::kUp);
       receive(block_ + offsets_[theirs], message_bytes(call_, offsets_[theirs + mask_] - offsets_[theirs]), MPI_BYTE,
               partner, detail::kUp);
+      if (own_ != nullptr) pack_own();
       mask_ *= 2;
       return;
     }
@@ -801,6 +821,9 @@ class AllgatherDoubling final : public Collective {
   std::vector<std::int64_t> offsets_;
   TypedBuffer storage_;
   char* block_ = nullptr;
+  const void* own_ = nullptr;  // this rank's part until it is copied into the block
+  int own_count_ = 0;
+  TypeInfo send_{MPI_BYTE};
   int mask_ = 1;
 };
 
