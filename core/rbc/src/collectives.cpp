@@ -84,6 +84,11 @@ class Reduce final : public Collective {
 
   // Combines the input with the children's parts (in rank order); returns where the result is.
   const void* combine() {
+    if (target_ != nullptr) {
+      reduce_local(input_, target_, count_, info_.type, op_);
+      for (auto& part : parts_) reduce_local(part.get(), target_, count_, info_.type, op_);
+      return target_;
+    }
     if (parts_.empty()) return input_;
     if (commutative_) {
       void* target = holds_result() ? recvbuf_ : nullptr;
@@ -106,9 +111,28 @@ class Reduce final : public Collective {
 
   void step() override {
     switch (state_++) {
-      case kReceive:
-        receive_from_children(tree_, info_, count_, parts_);
+      case kReceive: {
+        const auto& children = tree_.children();
+        std::size_t first = 0;
+        if (commutative_ && !children.empty() && input_ != recvbuf_) {
+          // The first child's part arrives where the result is made, and the input is combined
+          // into it: no copy of the input (a commutative operation takes either order).
+          if (holds_result()) {
+            target_ = recvbuf_;
+          } else {
+            acc_ = TypedBuffer(scratch(), info_, count_);
+            target_ = acc_.get();
+          }
+          receive(target_, count_, info_.type, tree_.absolute(children[0]), detail::kUp);
+          first = 1;
+        }
+        parts_.reserve(children.size() - first);
+        for (std::size_t i = first; i < children.size(); ++i) {
+          parts_.emplace_back(scratch(), info_, count_);
+          receive(parts_.back().get(), count_, info_.type, tree_.absolute(children[i]), detail::kUp);
+        }
         return;
+      }
       case kCombine: {
         const void* result = combine();
         if (!tree_.is_root()) send(result, count_, info_.type, parent(), detail::kUp);
@@ -158,6 +182,7 @@ class Reduce final : public Collective {
   bool commutative_;
   BinomialTree tree_;
   TypedBuffer acc_;
+  void* target_ = nullptr;  // where the first child's part arrived and the result is made
   std::vector<TypedBuffer> parts_;
 };
 
@@ -191,7 +216,8 @@ class Butterfly {
   int mask_ = 1;
 };
 
-// Allreduce on the butterfly.
+// Allreduce on the butterfly. The running combination lives in the receive buffer (after one copy
+// of the input) except on a folded-in rank, which sends its input and receives the result.
 class AllreduceDoubling final : public Collective {
  public:
   AllreduceDoubling(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
@@ -202,21 +228,29 @@ class AllreduceDoubling final : public Collective {
         info_(type),
         op_(op),
         commutative_(commutative(op)),
-        acc_(scratch(), info_, count),
         incoming_(scratch(), info_, count) {
-    detail::copy_elements(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, acc_.get(), count, info_);
+    const void* input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    if (fly_.folded_in()) {
+      own_ = TypedBuffer(scratch(), info_, count);
+      acc_ = own_.get();
+    } else {
+      acc_ = recvbuf;
+    }
+    detail::copy_elements(input, acc_, count, info_);
+    spare_ = incoming_.get();
   }
 
  private:
   int me() const { return comm_.rank(); }
 
-  // acc = (partner's block, own block) in rank order.
+  // acc = (partner's block, own block) in rank order; a non-commutative operation leaves the
+  // result in the incoming buffer, which then becomes acc.
   void absorb(int partner) {
     if (commutative_ || partner < me()) {
-      reduce_local(incoming_.get(), acc_.get(), count_, info_.type, op_);
+      reduce_local(spare_, acc_, count_, info_.type, op_);
     } else {
-      reduce_local(acc_.get(), incoming_.get(), count_, info_.type, op_);
-      std::swap(acc_, incoming_);
+      reduce_local(acc_, spare_, count_, info_.type, op_);
+      std::swap(acc_, spare_);
     }
   }
 
@@ -224,11 +258,11 @@ class AllreduceDoubling final : public Collective {
     if (state_ == 0) {
       ++state_;
       if (fly_.folded_in()) {
-        send(acc_.get(), count_, info_.type, me() + 1, detail::kUp);
+        send(acc_, count_, info_.type, me() + 1, detail::kUp);
         receive(recvbuf_, count_, info_.type, me() + 1, detail::kDown);
         finish();
       } else if (fly_.folds()) {
-        receive(incoming_.get(), count_, info_.type, me() - 1, detail::kUp);
+        receive(spare_, count_, info_.type, me() - 1, detail::kUp);
         partner_ = me() - 1;
       }
       return;
@@ -236,11 +270,11 @@ class AllreduceDoubling final : public Collective {
     if (partner_ >= 0) absorb(partner_);
     partner_ = fly_.next_partner();
     if (partner_ >= 0) {
-      send(acc_.get(), count_, info_.type, partner_, detail::kForward);
-      receive(incoming_.get(), count_, info_.type, partner_, detail::kForward);
+      send(acc_, count_, info_.type, partner_, detail::kForward);
+      receive(spare_, count_, info_.type, partner_, detail::kForward);
       return;
     }
-    detail::copy_elements(acc_.get(), recvbuf_, count_, info_);
+    detail::copy_elements(acc_, recvbuf_, count_, info_);
     if (fly_.folds()) send(recvbuf_, count_, info_.type, me() - 1, detail::kDown);
     finish();
   }
@@ -250,8 +284,10 @@ class AllreduceDoubling final : public Collective {
   TypeInfo info_;
   MPI_Op op_;
   bool commutative_;
-  TypedBuffer acc_;
   TypedBuffer incoming_;
+  TypedBuffer own_;          // a folded-in rank's input, as sent
+  void* acc_ = nullptr;      // the running combination: the receive buffer or a scratch buffer
+  void* spare_ = nullptr;    // where the partner's block arrives
   Butterfly fly_{comm_.size(), comm_.rank()};
   int partner_ = -1;
 };
