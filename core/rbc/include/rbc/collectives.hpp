@@ -13,7 +13,9 @@ namespace rbc {
 // members call them in the same order (as in MPI); nonblocking ones may overlap each other, also
 // on different communicators that share ranks. Any root, any communicator size (1 included),
 // derived datatypes and user-defined MPI_Ops (non-commutative ones are combined in rank order).
-// Binomial trees throughout: O(alpha log p) for small messages.
+// Binomial trees throughout: O(alpha log p) for small messages. A blocking call on a rank with
+// no other RBC operation in flight on the MPI communicator runs without a request (the same
+// messages, fewer allocations and no wait loop).
 
 void bcast(void* buf, int count, MPI_Datatype type, int root, const RangeComm& comm);
 Request ibcast(void* buf, int count, MPI_Datatype type, int root, const RangeComm& comm);
