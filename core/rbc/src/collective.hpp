@@ -83,10 +83,10 @@ class Collective : public Operation {
     try {
       while (!finished_) {
         step();
-        complete_awaited();
+        wait_awaited();
       }
     } catch (...) {
-      complete_awaited();
+      wait_awaited();
       throw;
     }
     release();

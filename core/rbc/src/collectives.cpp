@@ -85,21 +85,12 @@ class Reduce final : public Collective {
   // Combines the input with the children's parts (in rank order); returns where the result is.
   const void* combine() {
     if (target_ != nullptr) {
-      reduce_local(input_, target_, count_, info_.type, op_);
+      // target_ holds the first child's part, or (in place) the input itself.
+      if (input_ != target_) reduce_local(input_, target_, count_, info_.type, op_);
       for (auto& part : parts_) reduce_local(part.get(), target_, count_, info_.type, op_);
       return target_;
     }
     if (parts_.empty()) return input_;
-    if (commutative_) {
-      void* target = holds_result() ? recvbuf_ : nullptr;
-      if (target == nullptr) {
-        acc_ = TypedBuffer(scratch(), info_, count_);
-        target = acc_.get();
-      }
-      detail::copy_elements(input_, target, count_, info_);
-      for (auto& part : parts_) reduce_local(part.get(), target, count_, info_.type, op_);
-      return target;
-    }
     acc_ = TypedBuffer(scratch(), info_, count_);
     detail::copy_elements(input_, acc_.get(), count_, info_);
     for (auto& part : parts_) {
@@ -114,17 +105,21 @@ class Reduce final : public Collective {
       case kReceive: {
         const auto& children = tree_.children();
         std::size_t first = 0;
-        if (commutative_ && !children.empty() && input_ != recvbuf_) {
-          // The first child's part arrives where the result is made, and the input is combined
-          // into it: no copy of the input (a commutative operation takes either order).
+        if (commutative_ && !children.empty()) {
+          // The result is made in the receive buffer where this rank gets it, else in scratch.
+          // Unless the input is already there (in place), the first child's part arrives there
+          // and the input is combined into it: no copy of the input (a commutative operation
+          // takes either order).
           if (holds_result()) {
             target_ = recvbuf_;
           } else {
             acc_ = TypedBuffer(scratch(), info_, count_);
             target_ = acc_.get();
           }
-          receive(target_, count_, info_.type, tree_.absolute(children[0]), detail::kUp);
-          first = 1;
+          if (input_ != target_) {
+            receive(target_, count_, info_.type, tree_.absolute(children[0]), detail::kUp);
+            first = 1;
+          }
         }
         parts_.reserve(children.size() - first);
         for (std::size_t i = first; i < children.size(); ++i) {
@@ -182,7 +177,7 @@ class Reduce final : public Collective {
   bool commutative_;
   BinomialTree tree_;
   TypedBuffer acc_;
-  void* target_ = nullptr;  // where the first child's part arrived and the result is made
+  void* target_ = nullptr;  // where a commutative operation makes the result
   std::vector<TypedBuffer> parts_;
 };
 
@@ -1100,7 +1095,9 @@ Request bcast_call(Launch launch, void* buf, int count, MPI_Datatype type, int r
 }
 }  // namespace
 
-Request ibcast(void* buf, int count, MPI_Datatype type, int root, const RangeComm& comm) { return bcast_call(Launch::request, buf, count, type, root, comm); }
+Request ibcast(void* buf, int count, MPI_Datatype type, int root, const RangeComm& comm) {
+  return bcast_call(Launch::request, buf, count, type, root, comm);
+}
 
 void bcast(void* buf, int count, MPI_Datatype type, int root, const RangeComm& comm) {
   bcast_call(Launch::blocking, buf, count, type, root, comm).wait();
@@ -1108,15 +1105,17 @@ void bcast(void* buf, int count, MPI_Datatype type, int root, const RangeComm& c
 
 namespace {
 Request reduce_call(Launch launch, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
-                int root, const RangeComm& comm) {
+                    int root, const RangeComm& comm) {
   check_reduction("reduce", count, type, op);
   detail::check_rank("reduce", "root", root, comm);
   return start<Reduce>(launch, comm, sendbuf, recvbuf, count, type, op, root, false, comm);
 }
 }  // namespace
 
-Request ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
-                int root, const RangeComm& comm) { return reduce_call(Launch::request, sendbuf, recvbuf, count, type, op, root, comm); }
+Request ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
+                const RangeComm& comm) {
+  return reduce_call(Launch::request, sendbuf, recvbuf, count, type, op, root, comm);
+}
 
 void reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
             const RangeComm& comm) {
@@ -1125,58 +1124,61 @@ void reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MP
 
 namespace {
 Request allreduce_call(Launch launch, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
-                   const RangeComm& comm) {
+                       const RangeComm& comm) {
   check_reduction("allreduce", count, type, op);
-  if (doubling(type, count, comm.size())) return start<AllreduceDoubling>(launch, comm, sendbuf, recvbuf, count, type, op, comm);
+  if (doubling(type, count, comm.size()))
+    return start<AllreduceDoubling>(launch, comm, sendbuf, recvbuf, count, type, op, comm);
   return start<Reduce>(launch, comm, sendbuf, recvbuf, count, type, op, 0, true, comm);
 }
 }  // namespace
 
-Request iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
-                   const RangeComm& comm) { return allreduce_call(Launch::request, sendbuf, recvbuf, count, type, op, comm); }
+Request iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, const RangeComm& comm) {
+  return allreduce_call(Launch::request, sendbuf, recvbuf, count, type, op, comm);
+}
 
-void allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
-               const RangeComm& comm) {
+void allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, const RangeComm& comm) {
   allreduce_call(Launch::blocking, sendbuf, recvbuf, count, type, op, comm).wait();
 }
 
 namespace {
 Request scan_call(Launch launch, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
-              const RangeComm& comm) {
+                  const RangeComm& comm) {
   check_reduction("scan", count, type, op);
-  if (doubling(type, count, comm.size())) return start<ScanDoubling>(launch, comm, sendbuf, recvbuf, count, type, op, false, comm);
+  if (doubling(type, count, comm.size()))
+    return start<ScanDoubling>(launch, comm, sendbuf, recvbuf, count, type, op, false, comm);
   return start<Scan>(launch, comm, sendbuf, recvbuf, nullptr, count, type, op, ScanKind::kInclusive, comm);
 }
 }  // namespace
 
-Request iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
-              const RangeComm& comm) { return scan_call(Launch::request, sendbuf, recvbuf, count, type, op, comm); }
+Request iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, const RangeComm& comm) {
+  return scan_call(Launch::request, sendbuf, recvbuf, count, type, op, comm);
+}
 
-void scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
-          const RangeComm& comm) {
+void scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, const RangeComm& comm) {
   scan_call(Launch::blocking, sendbuf, recvbuf, count, type, op, comm).wait();
 }
 
 namespace {
 Request exscan_call(Launch launch, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
-                const RangeComm& comm) {
+                    const RangeComm& comm) {
   check_reduction("exscan", count, type, op);
-  if (doubling(type, count, comm.size())) return start<ScanDoubling>(launch, comm, sendbuf, recvbuf, count, type, op, true, comm);
+  if (doubling(type, count, comm.size()))
+    return start<ScanDoubling>(launch, comm, sendbuf, recvbuf, count, type, op, true, comm);
   return start<Scan>(launch, comm, sendbuf, recvbuf, nullptr, count, type, op, ScanKind::kExclusive, comm);
 }
 }  // namespace
 
-Request iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
-                const RangeComm& comm) { return exscan_call(Launch::request, sendbuf, recvbuf, count, type, op, comm); }
+Request iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, const RangeComm& comm) {
+  return exscan_call(Launch::request, sendbuf, recvbuf, count, type, op, comm);
+}
 
-void exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
-            const RangeComm& comm) {
+void exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, const RangeComm& comm) {
   exscan_call(Launch::blocking, sendbuf, recvbuf, count, type, op, comm).wait();
 }
 
 namespace {
 Request scan_and_bcast_call(Launch launch, const void* sendbuf, void* recvbuf, void* totalbuf, int count,
-                        MPI_Datatype type, MPI_Op op, const RangeComm& comm) {
+                            MPI_Datatype type, MPI_Op op, const RangeComm& comm) {
   check_reduction("scan_and_bcast", count, type, op);
   if (doubling(type, count, comm.size())) {
     return start<ScanTotalDoubling>(launch, comm, sendbuf, recvbuf, totalbuf, count, type, op, comm);
@@ -1185,17 +1187,19 @@ Request scan_and_bcast_call(Launch launch, const void* sendbuf, void* recvbuf, v
 }
 }  // namespace
 
-Request iscan_and_bcast(const void* sendbuf, void* recvbuf, void* totalbuf, int count,
-                        MPI_Datatype type, MPI_Op op, const RangeComm& comm) { return scan_and_bcast_call(Launch::request, sendbuf, recvbuf, totalbuf, count, type, op, comm); }
+Request iscan_and_bcast(const void* sendbuf, void* recvbuf, void* totalbuf, int count, MPI_Datatype type, MPI_Op op,
+                        const RangeComm& comm) {
+  return scan_and_bcast_call(Launch::request, sendbuf, recvbuf, totalbuf, count, type, op, comm);
+}
 
-void scan_and_bcast(const void* sendbuf, void* recvbuf, void* totalbuf, int count,
-                    MPI_Datatype type, MPI_Op op, const RangeComm& comm) {
+void scan_and_bcast(const void* sendbuf, void* recvbuf, void* totalbuf, int count, MPI_Datatype type, MPI_Op op,
+                    const RangeComm& comm) {
   scan_and_bcast_call(Launch::blocking, sendbuf, recvbuf, totalbuf, count, type, op, comm).wait();
 }
 
 namespace {
 Request gather_call(Launch launch, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                int recvcount, MPI_Datatype recvtype, int root, const RangeComm& comm) {
+                    int recvcount, MPI_Datatype recvtype, int root, const RangeComm& comm) {
   detail::check_rank("gather", "root", root, comm);
   const bool is_root = comm.rank() == root;
   if (sendbuf == MPI_IN_PLACE && !is_root) throw Error("gather: MPI_IN_PLACE is only valid at the root");
@@ -1214,11 +1218,13 @@ Request gather_call(Launch launch, const void* sendbuf, int sendcount, MPI_Datat
 }
 }  // namespace
 
-Request igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                int recvcount, MPI_Datatype recvtype, int root, const RangeComm& comm) { return gather_call(Launch::request, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm); }
+Request igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                MPI_Datatype recvtype, int root, const RangeComm& comm) {
+  return gather_call(Launch::request, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
 
-void gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-            int recvcount, MPI_Datatype recvtype, int root, const RangeComm& comm) {
+void gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+            MPI_Datatype recvtype, int root, const RangeComm& comm) {
   gather_call(Launch::blocking, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm).wait();
 }
 
@@ -1227,8 +1233,8 @@ void check_counts(const char* call, const int* counts, const int* displs, const 
   if (counts == nullptr || displs == nullptr) throw Error(std::string(call) + ": null recvcounts or displs");
   for (int r = 0; r < comm.size(); ++r) {
     if (counts[r] < 0) {
-      throw Error(std::string(call) + ": negative receive count " + std::to_string(counts[r]) +
-                  " for rank " + std::to_string(r));
+      throw Error(std::string(call) + ": negative receive count " + std::to_string(counts[r]) + " for rank " +
+                  std::to_string(r));
     }
   }
 }
@@ -1236,8 +1242,7 @@ void check_counts(const char* call, const int* counts, const int* displs, const 
 
 namespace {
 Request gatherv_call(Launch launch, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                 const int* recvcounts, const int* displs, MPI_Datatype recvtype, int root,
-                 const RangeComm& comm) {
+                     const int* recvcounts, const int* displs, MPI_Datatype recvtype, int root, const RangeComm& comm) {
   detail::check_rank("gatherv", "root", root, comm);
   const bool is_root = comm.rank() == root;
   if (sendbuf == MPI_IN_PLACE && !is_root) throw Error("gatherv: MPI_IN_PLACE is only valid at the root");
@@ -1251,24 +1256,25 @@ Request gatherv_call(Launch launch, const void* sendbuf, int sendcount, MPI_Data
   } else {
     recvtype = sendtype;
   }
-  return start<Gather>(launch, comm, "gatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
-                       recvtype, root, Layout::kRootCounts, false, comm);
+  return start<Gather>(launch, comm, "gatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype,
+                       root, Layout::kRootCounts, false, comm);
 }
 }  // namespace
 
-Request igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                 const int* recvcounts, const int* displs, MPI_Datatype recvtype, int root,
-                 const RangeComm& comm) { return gatherv_call(Launch::request, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm); }
+Request igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
+                 const int* displs, MPI_Datatype recvtype, int root, const RangeComm& comm) {
+  return gatherv_call(Launch::request, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+}
 
-void gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-             const int* recvcounts, const int* displs, MPI_Datatype recvtype, int root,
-             const RangeComm& comm) {
-  gatherv_call(Launch::blocking, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm).wait();
+void gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
+             const int* displs, MPI_Datatype recvtype, int root, const RangeComm& comm) {
+  gatherv_call(Launch::blocking, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm)
+      .wait();
 }
 
 namespace {
 Request allgather_call(Launch launch, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                   int recvcount, MPI_Datatype recvtype, const RangeComm& comm) {
+                       int recvcount, MPI_Datatype recvtype, const RangeComm& comm) {
   if (sendbuf != MPI_IN_PLACE) {
     detail::check_count("allgather", sendcount);
     detail::check_type("allgather", sendtype);
@@ -1276,26 +1282,27 @@ Request allgather_call(Launch launch, const void* sendbuf, int sendcount, MPI_Da
   detail::check_count("allgather", recvcount);
   detail::check_type("allgather", recvtype);
   if (AllgatherDoubling::applies(comm.size())) {
-    return start<AllgatherDoubling>(launch, comm, "allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr,
-                                    recvtype, comm);
+    return start<AllgatherDoubling>(launch, comm, "allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                    nullptr, nullptr, recvtype, comm);
   }
   return start<Gather>(launch, comm, "allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr,
                        recvtype, 0, Layout::kEqual, true, comm);
 }
 }  // namespace
 
-Request iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                   int recvcount, MPI_Datatype recvtype, const RangeComm& comm) { return allgather_call(Launch::request, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); }
+Request iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                   MPI_Datatype recvtype, const RangeComm& comm) {
+  return allgather_call(Launch::request, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
 
-void allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-               int recvcount, MPI_Datatype recvtype, const RangeComm& comm) {
+void allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+               MPI_Datatype recvtype, const RangeComm& comm) {
   allgather_call(Launch::blocking, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm).wait();
 }
 
 namespace {
 Request allgatherv_call(Launch launch, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                    const int* recvcounts, const int* displs, MPI_Datatype recvtype,
-                    const RangeComm& comm) {
+                        const int* recvcounts, const int* displs, MPI_Datatype recvtype, const RangeComm& comm) {
   if (sendbuf != MPI_IN_PLACE) {
     detail::check_count("allgatherv", sendcount);
     detail::check_type("allgatherv", sendtype);
@@ -1303,21 +1310,21 @@ Request allgatherv_call(Launch launch, const void* sendbuf, int sendcount, MPI_D
   detail::check_type("allgatherv", recvtype);
   check_counts("allgatherv", recvcounts, displs, comm);
   if (AllgatherDoubling::applies(comm.size())) {
-    return start<AllgatherDoubling>(launch, comm, "allgatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
-                                    recvtype, comm);
+    return start<AllgatherDoubling>(launch, comm, "allgatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
+                                    displs, recvtype, comm);
   }
   return start<Gather>(launch, comm, "allgatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
                        recvtype, 0, Layout::kAllCounts, true, comm);
 }
 }  // namespace
 
-Request iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                    const int* recvcounts, const int* displs, MPI_Datatype recvtype,
-                    const RangeComm& comm) { return allgatherv_call(Launch::request, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm); }
+Request iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
+                    const int* displs, MPI_Datatype recvtype, const RangeComm& comm) {
+  return allgatherv_call(Launch::request, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+}
 
-void allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                const int* recvcounts, const int* displs, MPI_Datatype recvtype,
-                const RangeComm& comm) {
+void allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
+                const int* displs, MPI_Datatype recvtype, const RangeComm& comm) {
   allgatherv_call(Launch::blocking, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm).wait();
 }
 
@@ -1333,8 +1340,8 @@ Request ibarrier(const RangeComm& comm) { return barrier_call(Launch::request, c
 void barrier(const RangeComm& comm) { barrier_call(Launch::blocking, comm).wait(); }
 
 namespace {
-Request gatherm_call(Launch launch, const void* sendbuf, int sendcount, void* recvbuf, int recvcount,
-                 MPI_Datatype type, int root, Merger merge, const RangeComm& comm) {
+Request gatherm_call(Launch launch, const void* sendbuf, int sendcount, void* recvbuf, int recvcount, MPI_Datatype type,
+                     int root, Merger merge, const RangeComm& comm) {
   detail::check_count("gatherm", sendcount);
   detail::check_type("gatherm", type);
   detail::check_rank("gatherm", "root", root, comm);
@@ -1347,17 +1354,19 @@ Request gatherm_call(Launch launch, const void* sendbuf, int sendcount, void* re
 }
 }  // namespace
 
-Request igatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount,
-                 MPI_Datatype type, int root, Merger merge, const RangeComm& comm) { return gatherm_call(Launch::request, sendbuf, sendcount, recvbuf, recvcount, type, root, merge, comm); }
+Request igatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount, MPI_Datatype type, int root,
+                 Merger merge, const RangeComm& comm) {
+  return gatherm_call(Launch::request, sendbuf, sendcount, recvbuf, recvcount, type, root, std::move(merge), comm);
+}
 
-void gatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount, MPI_Datatype type,
-             int root, const Merger& merge, const RangeComm& comm) {
+void gatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount, MPI_Datatype type, int root,
+             const Merger& merge, const RangeComm& comm) {
   gatherm_call(Launch::blocking, sendbuf, sendcount, recvbuf, recvcount, type, root, merge, comm).wait();
 }
 
 namespace {
-Request allgatherm_call(Launch launch, const void* sendbuf, int sendcount, void* recvbuf, int recvcount, MPI_Datatype type,
-                    Merger merge, const RangeComm& comm) {
+Request allgatherm_call(Launch launch, const void* sendbuf, int sendcount, void* recvbuf, int recvcount,
+                        MPI_Datatype type, Merger merge, const RangeComm& comm) {
   detail::check_count("allgatherm", sendcount);
   detail::check_count("allgatherm", recvcount);
   detail::check_type("allgatherm", type);
@@ -1373,8 +1382,10 @@ Request allgatherm_call(Launch launch, const void* sendbuf, int sendcount, void*
 }
 }  // namespace
 
-Request iallgatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount, MPI_Datatype type,
-                    Merger merge, const RangeComm& comm) { return allgatherm_call(Launch::request, sendbuf, sendcount, recvbuf, recvcount, type, merge, comm); }
+Request iallgatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount, MPI_Datatype type, Merger merge,
+                    const RangeComm& comm) {
+  return allgatherm_call(Launch::request, sendbuf, sendcount, recvbuf, recvcount, type, std::move(merge), comm);
+}
 
 void allgatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount, MPI_Datatype type,
                 const Merger& merge, const RangeComm& comm) {

@@ -86,7 +86,7 @@ class Operation {
   // only if may_test.
   bool awaited_complete(bool may_test);
   // Waits for every awaited request (MPI_Wait, one after the other) and clears the list.
-  void complete_awaited();
+  void wait_awaited();
 
   Status status_;
 

@@ -103,7 +103,7 @@ bool Operation::awaited_complete(bool may_test) {
   return all;
 }
 
-void Operation::complete_awaited() {
+void Operation::wait_awaited() {
   for (std::size_t i = 0; i < awaited_.size(); ++i) {
     while (awaited_[i] != MPI_REQUEST_NULL) {
       MPI_Status status;
