@@ -16,6 +16,9 @@ namespace rbc::detail {
 // = size = sizeof the C type), or 0 for any other datatype. Point-to-point and collectives ask
 // for a datatype's layout on every message; these need no MPI call (three to four otherwise).
 inline int predefined_size(MPI_Datatype t) {
+  // The commonest first: each comparison costs a load of a library symbol's address.
+  if (t == MPI_BYTE || t == MPI_DOUBLE) return t == MPI_BYTE ? 1 : 8;
+  if (t == MPI_INT) return 4;
   if (t == MPI_DOUBLE || t == MPI_INT64_T || t == MPI_UINT64_T || t == MPI_LONG_LONG ||
       t == MPI_UNSIGNED_LONG_LONG) {
     return 8;

@@ -8,45 +8,57 @@
 #include "rbc/error.hpp"
 
 // Argument checks shared by all operations; each throws rbc::Error naming the call and the problem.
+// The reports are built out of line: the checks run on every call, the reports almost never.
 namespace rbc::detail {
 
+[[noreturn]] __attribute__((noinline, cold)) inline void refuse_count(const char* call, int count) {
+  throw Error(std::string(call) + ": negative count " + std::to_string(count));
+}
+
+[[noreturn]] __attribute__((noinline, cold)) inline void refuse_rank(const char* call, const char* what, int rank,
+                                                                     int size) {
+  throw Error(std::string(call) + ": " + what + " " + std::to_string(rank) + " is outside the communicator of size " +
+              std::to_string(size));
+}
+
+[[noreturn]] __attribute__((noinline, cold)) inline void refuse_tag(const char* call, int tag) {
+  if (tag == MPI_ANY_TAG) {
+    throw Error(std::string(call) + ": MPI_ANY_TAG is not supported (the tag carries the communicator's context)");
+  }
+  throw Error(std::string(call) + ": tag " + std::to_string(tag) + " is outside 0.." + std::to_string(max_user_tag));
+}
+
+[[noreturn]] __attribute__((noinline, cold)) inline void refuse_null(const char* call, const char* what) {
+  throw Error(std::string(call) + ": " + what);
+}
+
 inline void check_count(const char* call, int count) {
-  if (count < 0) throw Error(std::string(call) + ": negative count " + std::to_string(count));
+  if (count < 0) refuse_count(call, count);
 }
 
 inline void check_type(const char* call, MPI_Datatype type) {
-  if (type == MPI_DATATYPE_NULL) throw Error(std::string(call) + ": datatype is MPI_DATATYPE_NULL");
+  if (type == MPI_DATATYPE_NULL) refuse_null(call, "datatype is MPI_DATATYPE_NULL");
 }
 
 inline void check_rank(const char* call, const char* what, int rank, const RangeComm& comm) {
-  if (rank < 0 || rank >= comm.size()) {
-    throw Error(std::string(call) + ": " + what + " " + std::to_string(rank) +
-                " is outside the communicator of size " + std::to_string(comm.size()));
-  }
+  const int size = comm.size();
+  if (rank < 0 || rank >= size) refuse_rank(call, what, rank, size);
 }
 
 // Destination or source of point-to-point: a member rank or MPI_PROC_NULL (and MPI_ANY_SOURCE
 // where `wildcard` allows it).
-inline void check_peer(const char* call, const char* what, int rank, const RangeComm& comm,
-                       bool wildcard) {
+inline void check_peer(const char* call, const char* what, int rank, const RangeComm& comm, bool wildcard) {
   const int size = comm.size();  // throws for non-members, whatever the rank
   if (rank == MPI_PROC_NULL || (wildcard && rank == MPI_ANY_SOURCE)) return;
-  if (rank < 0 || rank >= size) check_rank(call, what, rank, comm);
+  if (rank < 0 || rank >= size) refuse_rank(call, what, rank, size);
 }
 
 inline void check_tag(const char* call, int tag) {
-  if (tag == MPI_ANY_TAG) {
-    throw Error(std::string(call) +
-                ": MPI_ANY_TAG is not supported (the tag carries the communicator's context)");
-  }
-  if (tag < 0 || tag > max_user_tag) {
-    throw Error(std::string(call) + ": tag " + std::to_string(tag) + " is outside 0.." +
-                std::to_string(max_user_tag));
-  }
+  if (tag < 0 || tag > max_user_tag || tag == MPI_ANY_TAG) refuse_tag(call, tag);
 }
 
 inline void check_op(const char* call, MPI_Op op) {
-  if (op == MPI_OP_NULL) throw Error(std::string(call) + ": op is MPI_OP_NULL");
+  if (op == MPI_OP_NULL) refuse_null(call, "op is MPI_OP_NULL");
 }
 
 }  // namespace rbc::detail

@@ -150,16 +150,23 @@ RangeComm RangeComm::from_mpi(MPI_Comm comm) {
   return RangeComm(comm, Range(0, size - 1), rank, key, std::move(engine));
 }
 
-void RangeComm::require_member() const {
-  if (rank_ < 0) {
-    if (mpi_comm_ == MPI_COMM_NULL) throw Error("operation on an empty RangeComm (default-constructed)");
+namespace {
+
+// Out of line, so that the check every operation makes several times stays a few instructions.
+[[noreturn]] __attribute__((noinline, cold)) void refuse(MPI_Comm comm, const Range& range, int rank) {
+  if (rank < 0) {
+    if (comm == MPI_COMM_NULL) throw Error("operation on an empty RangeComm (default-constructed)");
     throw Error("the calling process is not a member of the communicator over MPI ranks [" +
-                std::to_string(range_.first()) + ".." + std::to_string(range_.last()) +
-                " stride " + std::to_string(range_.stride()) + "]");
+                std::to_string(range.first()) + ".." + std::to_string(range.last()) + " stride " +
+                std::to_string(range.stride()) + "]");
   }
-  if (engine_->base_freed()) {
-    throw Error("the MPI communicator this RangeComm was made from has been freed", MPI_ERR_COMM);
-  }
+  throw Error("the MPI communicator this RangeComm was made from has been freed", MPI_ERR_COMM);
+}
+
+}  // namespace
+
+void RangeComm::require_member() const {
+  if (rank_ < 0 || engine_->base_freed()) [[unlikely]] refuse(mpi_comm_, range_, rank_);
 }
 
 int RangeComm::rank() const {

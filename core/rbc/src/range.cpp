@@ -29,11 +29,14 @@ int Range::rank_of(int parent_rank) const {
   return rank < size_ ? static_cast<int>(rank) : -1;
 }
 
+namespace {
+[[noreturn]] __attribute__((noinline, cold)) void outside(int rank, int size) {
+  throw Error("rank " + std::to_string(rank) + " is outside the communicator of size " + std::to_string(size));
+}
+}  // namespace
+
 int Range::at(int rank) const {
-  if (rank < 0 || rank >= size_) {
-    throw Error("rank " + std::to_string(rank) + " is outside the communicator of size " +
-                std::to_string(size_));
-  }
+  if (rank < 0 || rank >= size_) [[unlikely]] outside(rank, size_);
   return first_ + rank * stride_;
 }
 

@@ -39,25 +39,84 @@ constexpr bool kChecked = true;
 constexpr bool kChecked = false;
 #endif
 
-constexpr std::uint32_t kLarge = 1;
+constexpr std::uint32_t kLarge = 1;     // the payload follows as a second message
+constexpr std::uint32_t kExtended = 2;  // an Extension follows the header
 
-struct Envelope {
+// Every message starts with a Header. Large messages, and every message of the checked build,
+// add an Extension. A small message needs none: its payload is what MPI delivered after the
+// header, so the envelope of the common case is 56 bytes, most of them the exact key.
+struct Header {
   CommKey key;
   Label label;
   std::uint32_t flags;
-  std::uint64_t bytes;     // packed payload bytes
-  std::uint64_t transfer;  // large messages: the payload's transfer number
-  std::uint64_t sequence;  // checked build: per (peer, tag) message number
+};
+struct Extension {
+  std::uint64_t bytes;      // packed payload bytes
+  std::uint64_t transfer;   // large messages: the payload's transfer number
+  std::uint64_t sequence;   // checked build: per (peer, tag) message number
   std::uint64_t signature;  // checked build: the collective's kind, root and count
 };
-constexpr int kEnvelopeBytes = static_cast<int>(sizeof(Envelope));
-constexpr int kReceiveBytes = kEnvelopeBytes + kEagerBytes;
+constexpr int kHeaderBytes = static_cast<int>(sizeof(Header));
+constexpr int kExtendedBytes = kHeaderBytes + static_cast<int>(sizeof(Extension));
+constexpr int kReceiveBytes = kExtendedBytes + kEagerBytes;
 static_assert(kReceiveBytes <= static_cast<int>(Engine::kPooledBytes), "pooled buffers hold any small message");
 
-Envelope read_envelope(const Bytes& wire) {
+constexpr std::uint32_t envelope_flags(bool large) { return (large ? kLarge : 0) | (kChecked || large ? kExtended : 0); }
+constexpr int envelope_bytes(std::uint32_t flags) { return flags & kExtended ? kExtendedBytes : kHeaderBytes; }
+
+// A message's envelope as read: the header, the extension's fields (without one: the payload
+// size, and zeros), and where the payload starts.
+struct Envelope {
+  CommKey key;
+  Label label;
+  std::uint32_t flags = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t transfer = 0;
+  std::uint64_t sequence = 0;
+  std::uint64_t signature = 0;
+  int offset = kHeaderBytes;
+};
+
+[[noreturn]] void no_envelope(int source, int tag) {
+  throw Error("a message without an RBC envelope arrived from MPI rank " + std::to_string(source) +
+              (tag >= 0 ? " with tag " + std::to_string(tag) : std::string()) +
+              ": is something else sending on the MPI communicator with RBC's tags?");
+}
+
+// `size`: the message's bytes as MPI delivered them (from MPI rank `source` with MPI tag `tag`).
+Envelope read_envelope(const char* wire, std::size_t size, int source, int tag) {
+  if (size < static_cast<std::size_t>(kHeaderBytes)) no_envelope(source, tag);
+  Header h;
+  std::memcpy(&h, wire, sizeof h);
   Envelope e;
-  std::memcpy(&e, wire.data(), sizeof e);
+  e.key = h.key;
+  e.label = h.label;
+  e.flags = h.flags;
+  if (!(h.flags & kExtended)) {
+    e.bytes = size - kHeaderBytes;
+    return e;
+  }
+  if (size < static_cast<std::size_t>(kExtendedBytes)) no_envelope(source, tag);
+  Extension x;
+  std::memcpy(&x, wire + kHeaderBytes, sizeof x);
+  e.bytes = h.flags & kLarge ? x.bytes : size - kExtendedBytes;
+  e.transfer = x.transfer;
+  e.sequence = x.sequence;
+  e.signature = x.signature;
+  e.offset = kExtendedBytes;
   return e;
+}
+
+// A parked message: its wire holds exactly what arrived.
+Envelope read_envelope(const Parked& m) { return read_envelope(m.wire.data(), m.wire.size(), m.mpi_source, -1); }
+
+void write_envelope(const Envelope& e, char* wire) {
+  const Header h{e.key, e.label, e.flags};
+  std::memcpy(wire, &h, sizeof h);
+  if (e.flags & kExtended) {
+    const Extension x{e.bytes, e.transfer, e.sequence, e.signature};
+    std::memcpy(wire + kHeaderBytes, &x, sizeof x);
+  }
 }
 
 Bytes uninitialized(std::size_t bytes) { return Bytes(bytes); }
@@ -104,23 +163,17 @@ std::string describe(std::uint64_t signature) {
 
 Engine& engine_of(const Operation& op) { return op.engine(); }
 
-// Packs `count` elements into wire after the envelope; returns the payload bytes.
-int pack_payload(const void* buf, int count, MPI_Datatype type, Bytes& wire, int envelope_bytes);
+// Packs `count` elements at `out` (room for `capacity` bytes); returns the packed bytes.
+int pack_payload(const void* buf, int count, const TypeInfo& info, char* out, int capacity);
 
-int packed_bytes(int count, MPI_Datatype type) {
-  if (const int named = predefined_size(type)) {
-    const std::int64_t bytes = static_cast<std::int64_t>(count) * named;
+// The most bytes `count` elements pack to (capped at INT_MAX).
+int packed_bytes(int count, const TypeInfo& info) {
+  if (info.contiguous()) {
+    const std::int64_t bytes = static_cast<std::int64_t>(count) * info.size;
     return bytes > std::numeric_limits<int>::max() ? std::numeric_limits<int>::max() : static_cast<int>(bytes);
   }
   int size = 0;
-  check_mpi(MPI_Pack_size(count, type, MPI_COMM_SELF, &size), "MPI_Pack_size");
-  return size;
-}
-
-int type_size(MPI_Datatype type) {
-  if (const int named = predefined_size(type)) return named;
-  int size = 0;
-  check_mpi(MPI_Type_size(type, &size), "MPI_Type_size");
+  check_mpi(MPI_Pack_size(count, info.type, MPI_COMM_SELF, &size), "MPI_Pack_size");
   return size;
 }
 
@@ -148,17 +201,15 @@ void post_envelope_receive(Operation& op, std::size_t index) {
 // Contiguous datatypes (every predefined one) are copied with memcpy, here and in unpack_small:
 // MPI_Pack and MPI_Unpack set up a convertor per call, which costs more than a small message's
 // transfer.
-int pack_payload(const void* buf, int count, MPI_Datatype type, Bytes& wire, int envelope_bytes) {
-  const TypeInfo info(type);
+int pack_payload(const void* buf, int count, const TypeInfo& info, char* out, int capacity) {
   if (info.contiguous()) {
     const std::size_t bytes = static_cast<std::size_t>(info.size) * static_cast<std::size_t>(count);
-    if (bytes > 0) std::memcpy(wire.data() + envelope_bytes, buf, bytes);
+    if (bytes > 0) std::memcpy(out, buf, bytes);
     return static_cast<int>(bytes);
   }
-  int position = envelope_bytes;
-  check_mpi(MPI_Pack(buf, count, type, wire.data(), static_cast<int>(wire.size()), &position, MPI_COMM_SELF),
-            "MPI_Pack");
-  return position - envelope_bytes;
+  int position = 0;
+  check_mpi(MPI_Pack(buf, count, info.type, out, capacity, &position, MPI_COMM_SELF), "MPI_Pack");
+  return position;
 }
 
 // Copies a small message's payload (`info`: the receive type's layout) into the receive buffer;
@@ -279,11 +330,11 @@ bool take_parked(Operation& op, std::size_t index) {
   const Transit& t = op.transits()[index];
   auto& parked = engine_of(op).parked();
   for (auto it = parked.begin(); it != parked.end(); ++it) {
-    const Envelope e = read_envelope(it->wire);
+    const Envelope e = read_envelope(*it);
     if (!matches(t, e, it->mpi_source)) continue;
     Parked message = std::move(*it);
     parked.erase(it);
-    accept(op, index, e, message.mpi_source, message.wire.data() + kEnvelopeBytes);
+    accept(op, index, e, message.mpi_source, message.wire.data() + e.offset);
     engine_of(op).recycle(std::move(message.wire));
     return true;
   }
@@ -325,35 +376,56 @@ void rescue(Engine& engine, const Envelope& e, int source) {
 }
 
 void park(Engine& engine, int source, Bytes wire) {
-  const Envelope e = read_envelope(wire);
+  const Envelope e = read_envelope(wire.data(), wire.size(), source, -1);
   engine.parked().push_back(Parked{source, std::move(wire)});
   rescue(engine, e, source);
 }
 
-Bytes envelope_wire(const RangeComm& comm, const Label& label, std::uint64_t signature, int mpi_dest, int mpi_tag,
-                    int payload) {
-  Bytes wire = comm.engine()->buffer(static_cast<std::size_t>(kEnvelopeBytes + payload));
-  Envelope e{};
+// The envelope of a message from this rank on `comm` (the payload's size not yet set).
+Envelope outgoing(const RangeComm& comm, const Label& label, std::uint64_t signature, int mpi_dest, int mpi_tag,
+                  bool large) {
+  Envelope e;
   e.key = comm.key();
   e.label = label;
+  e.flags = envelope_flags(large);
   e.sequence = kChecked ? comm.sequencer().next_sent(mpi_dest, mpi_tag) : 0;
   e.signature = signature;
-  std::memcpy(wire.data(), &e, sizeof e);
+  e.offset = envelope_bytes(e.flags);
+  return e;
+}
+
+// Writes a small message, envelope and packed payload, into `wire` (room for `capacity` bytes);
+// returns its size.
+int write_small(char* wire, int capacity, Envelope e, const void* buf, int count, const TypeInfo& info) {
+  const int packed = pack_payload(buf, count, info, wire + e.offset, capacity - e.offset);
+  e.bytes = static_cast<std::uint64_t>(packed);
+  write_envelope(e, wire);
+  return e.offset + packed;
+}
+
+// The same in a pooled buffer, for a nonblocking send; `bound`: the most the payload packs to.
+Bytes small_wire(Engine& engine, const Envelope& e, const void* buf, int count, const TypeInfo& info, int bound,
+                 int& size) {
+  Bytes wire = engine.buffer(static_cast<std::size_t>(e.offset + bound));
+  size = write_small(wire.data(), static_cast<int>(wire.size()), e, buf, count, info);
   return wire;
 }
 
-void set_envelope_fields(Bytes& wire, std::uint32_t flags, std::uint64_t bytes, std::uint64_t transfer) {
-  Envelope e = read_envelope(wire);
-  e.flags = flags;
-  e.bytes = bytes;
+// The envelope of a large message, whose payload follows under the payload tag of `transfer`.
+Bytes large_wire(Engine& engine, Envelope e, int count, const TypeInfo& info, std::uint64_t transfer) {
+  Bytes wire = engine.buffer(static_cast<std::size_t>(kExtendedBytes));
+  e.bytes = static_cast<std::uint64_t>(info.size) * static_cast<std::uint64_t>(count);
   e.transfer = transfer;
-  std::memcpy(wire.data(), &e, sizeof e);
+  write_envelope(e, wire.data());
+  return wire;
+}
+
+[[noreturn]] __attribute__((noinline, cold)) void refuse_freed() {
+  throw Error("the MPI communicator this RangeComm was made from has been freed", MPI_ERR_COMM);
 }
 
 void require_live(const Engine& engine) {
-  if (engine.base_freed()) {
-    throw Error("the MPI communicator this RangeComm was made from has been freed", MPI_ERR_COMM);
-  }
+  if (engine.base_freed()) [[unlikely]] refuse_freed();
 }
 
 }  // namespace
@@ -388,24 +460,23 @@ void post_send(Operation& op, const RangeComm& comm, const void* buf, int count,
     return;
   }
   const int mpi_tag = engine.layout().tag(comm.id(), label);
-  const int bound = packed_bytes(count, type);
+  const TypeInfo info(type);
+  const int bound = packed_bytes(count, info);
   charge_message(bound);
   Transit t;
   t.stage = Transit::Stage::send;
   t.mpi_source = mpi_dest;  // for a stall report
   if (bound <= kEagerBytes) {
-    t.wire = envelope_wire(comm, label, signature, mpi_dest, mpi_tag, bound);
-    const int position = kEnvelopeBytes + pack_payload(buf, count, type, t.wire, kEnvelopeBytes);
-    set_envelope_fields(t.wire, 0, static_cast<std::uint64_t>(position - kEnvelopeBytes), 0);
-    check_mpi(MPI_Isend(t.wire.data(), position, MPI_BYTE, mpi_dest, mpi_tag, engine.comm(), &request), "MPI_Isend");
+    int size = 0;
+    t.wire = small_wire(engine, outgoing(comm, label, signature, mpi_dest, mpi_tag, false), buf, count, info, bound,
+                        size);
+    check_mpi(MPI_Isend(t.wire.data(), size, MPI_BYTE, mpi_dest, mpi_tag, engine.comm(), &request), "MPI_Isend");
     op.await(request, std::move(t));
     return;
   }
   const std::uint64_t transfer = engine.next_transfer(mpi_dest);
-  t.wire = envelope_wire(comm, label, signature, mpi_dest, mpi_tag, 0);
-  set_envelope_fields(t.wire, kLarge,
-                      static_cast<std::uint64_t>(type_size(type)) * static_cast<std::uint64_t>(count), transfer);
-  check_mpi(MPI_Isend(t.wire.data(), kEnvelopeBytes, MPI_BYTE, mpi_dest, mpi_tag, engine.comm(), &request),
+  t.wire = large_wire(engine, outgoing(comm, label, signature, mpi_dest, mpi_tag, true), count, info, transfer);
+  check_mpi(MPI_Isend(t.wire.data(), kExtendedBytes, MPI_BYTE, mpi_dest, mpi_tag, engine.comm(), &request),
             "MPI_Isend");
   op.await(request, std::move(t));
   check_mpi(MPI_Isend(buf, count, type, mpi_dest, engine.layout().payload_tag(transfer), engine.comm(), &request),
@@ -442,22 +513,20 @@ void send_now(const RangeComm& comm, const void* buf, int count, MPI_Datatype ty
   require_live(engine);
   if (mpi_dest == MPI_PROC_NULL) return;
   const int mpi_tag = engine.layout().tag(comm.id(), label);
-  const int bound = packed_bytes(count, type);
+  const TypeInfo info(type);
+  const int bound = packed_bytes(count, info);
   charge_message(bound);
   if (bound <= kEagerBytes) {
-    Bytes wire = envelope_wire(comm, label, 0, mpi_dest, mpi_tag, bound);
-    const int position = kEnvelopeBytes + pack_payload(buf, count, type, wire, kEnvelopeBytes);
-    set_envelope_fields(wire, 0, static_cast<std::uint64_t>(position - kEnvelopeBytes), 0);
-    check_mpi(MPI_Send(wire.data(), position, MPI_BYTE, mpi_dest, mpi_tag, engine.comm()), "MPI_Send");
-    engine.recycle(std::move(wire));
+    alignas(std::uint64_t) char wire[kReceiveBytes];  // MPI_Send is done with it on return
+    const int size =
+        write_small(wire, kReceiveBytes, outgoing(comm, label, 0, mpi_dest, mpi_tag, false), buf, count, info);
+    check_mpi(MPI_Send(wire, size, MPI_BYTE, mpi_dest, mpi_tag, engine.comm()), "MPI_Send");
     return;
   }
   const std::uint64_t transfer = engine.next_transfer(mpi_dest);
-  Bytes wire = envelope_wire(comm, label, 0, mpi_dest, mpi_tag, 0);
-  set_envelope_fields(wire, kLarge, static_cast<std::uint64_t>(type_size(type)) * static_cast<std::uint64_t>(count),
-                      transfer);
+  Bytes wire = large_wire(engine, outgoing(comm, label, 0, mpi_dest, mpi_tag, true), count, info, transfer);
   MPI_Request request;
-  check_mpi(MPI_Isend(wire.data(), kEnvelopeBytes, MPI_BYTE, mpi_dest, mpi_tag, engine.comm(), &request), "MPI_Isend");
+  check_mpi(MPI_Isend(wire.data(), kExtendedBytes, MPI_BYTE, mpi_dest, mpi_tag, engine.comm(), &request), "MPI_Isend");
   check_mpi(MPI_Send(buf, count, type, mpi_dest, engine.layout().payload_tag(transfer), engine.comm()), "MPI_Send");
   check_mpi(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait");
   engine.recycle(std::move(wire));
@@ -476,33 +545,23 @@ MPI_Status recv_now(const RangeComm& comm, void* buf, int count, MPI_Datatype ty
   t.mpi_tag = engine.layout().tag(comm.id(), label);
   auto& parked = engine.parked();
   for (auto it = parked.begin(); it != parked.end(); ++it) {
-    const Envelope e = read_envelope(it->wire);
+    const Envelope e = read_envelope(*it);
     if (!matches(t, e, it->mpi_source)) continue;
     Parked message = std::move(*it);
     parked.erase(it);
-    return deliver_now(t, e, message.mpi_source, message.wire.data() + kEnvelopeBytes);
+    return deliver_now(t, e, message.mpi_source, message.wire.data() + e.offset);
   }
-  Bytes wire = engine.buffer(kReceiveBytes);
+  alignas(std::uint64_t) char wire[kReceiveBytes];
   while (true) {
     MPI_Status status;
-    check_mpi(MPI_Recv(wire.data(), kReceiveBytes, MPI_BYTE, mpi_source, t.mpi_tag, engine.comm(), &status),
-              "MPI_Recv");
+    check_mpi(MPI_Recv(wire, kReceiveBytes, MPI_BYTE, mpi_source, t.mpi_tag, engine.comm(), &status), "MPI_Recv");
     int bytes = 0;
     MPI_Get_count(&status, MPI_BYTE, &bytes);
-    if (bytes < kEnvelopeBytes) {
-      throw Error("a message without an RBC envelope arrived from MPI rank " + std::to_string(status.MPI_SOURCE) +
-                  " with tag " + std::to_string(status.MPI_TAG) +
-                  ": is something else sending on the MPI communicator with RBC's tags?");
-    }
-    const Envelope e = read_envelope(wire);
-    if (matches(t, e, status.MPI_SOURCE)) {
-      const MPI_Status delivered = deliver_now(t, e, status.MPI_SOURCE, wire.data() + kEnvelopeBytes);
-      engine.recycle(std::move(wire));
-      return delivered;
-    }
-    wire.resize(static_cast<std::size_t>(bytes));
-    engine.parked().push_back(Parked{status.MPI_SOURCE, std::move(wire)});
-    wire = engine.buffer(kReceiveBytes);
+    const Envelope e = read_envelope(wire, static_cast<std::size_t>(bytes), status.MPI_SOURCE, status.MPI_TAG);
+    if (matches(t, e, status.MPI_SOURCE)) return deliver_now(t, e, status.MPI_SOURCE, wire + e.offset);
+    Bytes foreign = engine.buffer(static_cast<std::size_t>(bytes));
+    std::memcpy(foreign.data(), wire, static_cast<std::size_t>(bytes));
+    engine.parked().push_back(Parked{status.MPI_SOURCE, std::move(foreign)});
   }
 }
 
@@ -530,15 +589,10 @@ void complete_slot(Operation& op, std::size_t index, const MPI_Status& status) {
   engine.unregister_posted(&op, index);
   int bytes = 0;
   MPI_Get_count(&status, MPI_BYTE, &bytes);
-  if (bytes < kEnvelopeBytes) {
-    throw Error("a message without an RBC envelope arrived from MPI rank " + std::to_string(status.MPI_SOURCE) +
-                " with tag " + std::to_string(status.MPI_TAG) +
-                ": is something else sending on the MPI communicator with RBC's tags?");
-  }
-  const Envelope e = read_envelope(t.wire);
+  const Envelope e = read_envelope(t.wire.data(), static_cast<std::size_t>(bytes), status.MPI_SOURCE, status.MPI_TAG);
   if (matches(t, e, status.MPI_SOURCE)) {
     Bytes wire = std::move(t.wire);
-    accept(op, index, e, status.MPI_SOURCE, wire.data() + kEnvelopeBytes);
+    accept(op, index, e, status.MPI_SOURCE, wire.data() + e.offset);
     engine.recycle(std::move(wire));
     return;
   }
@@ -586,7 +640,7 @@ std::optional<MPI_Status> probe_message(const RangeComm& comm, int mpi_source, c
   const int mpi_tag = engine.layout().tag(comm.id(), label);
   auto from_park = [&]() -> std::optional<MPI_Status> {
     for (const Parked& m : engine.parked()) {
-      const Envelope e = read_envelope(m.wire);
+      const Envelope e = read_envelope(m);
       if (e.key == comm.key() && e.label == label && (mpi_source == MPI_ANY_SOURCE || mpi_source == m.mpi_source)) {
         MPI_Status status{};
         status.MPI_SOURCE = m.mpi_source;
@@ -617,9 +671,6 @@ std::optional<MPI_Status> probe_message(const RangeComm& comm, int mpi_source, c
     Bytes wire = uninitialized(static_cast<std::size_t>(bytes));
     check_mpi(MPI_Recv(wire.data(), bytes, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG, engine.comm(), MPI_STATUS_IGNORE),
               "MPI_Recv");
-    if (bytes < kEnvelopeBytes) {
-      throw Error("a message without an RBC envelope arrived from MPI rank " + std::to_string(status.MPI_SOURCE));
-    }
     park(engine, status.MPI_SOURCE, std::move(wire));
   }
 }
@@ -644,7 +695,7 @@ std::string describe_pending(Operation& op) {
     std::string line;
     switch (t.stage) {
       case Transit::Stage::send: {
-        const Envelope e = read_envelope(t.wire);
+        const Envelope e = read_envelope(t.wire.data(), t.wire.size(), t.mpi_source, -1);
         line = "its send to MPI rank " + std::to_string(t.mpi_source) + " to be received, " +
                what_label(e.key, e.label, e.signature);
         break;
