@@ -8,7 +8,8 @@
 // - truncation with MPI_ERRORS_RETURN is an rbc::Error of class MPI_ERR_TRUNCATE, never silent;
 // - freeing the base communicator makes the next RBC call throw instead of crashing;
 // - a handle rank 0 has dropped while the others keep it does not meet the next from_mpi;
-// - a long run of short-lived handles, each split, leaves RBC's per-rank state bounded.
+// - a long run of short-lived handles, each split, leaves RBC's per-rank state bounded;
+// - a raw MPI message on RBC's tags, too short for an envelope, is an error at the receive.
 #include <malloc.h>
 #include <mpi.h>
 
@@ -222,6 +223,34 @@ void many_handles_stay_bounded(Checker& check, int rounds) {
   (void)keep.rank();
 }
 
+// Only the collide build knows which MPI tag an RBC receive listens on: there every user message's
+// MPI tag is its user tag (below 256, on any MPI_TAG_UB).
+void raw_message_is_reported(Checker& check) {
+#ifndef RBC_TEST_COLLIDE_CONTEXTS
+  (void)check;
+#else
+  Context c(check, "a raw MPI message on RBC's tags");
+  const rbc::RangeComm world = rbc::RangeComm::from_mpi(MPI_COMM_WORLD);
+  if (world.size() < 2) return;
+  const int tag = 77;
+  if (world.rank() == 0) {
+    const char raw[8] = {};
+    MPI_Send(raw, 8, MPI_BYTE, 1, tag, MPI_COMM_WORLD);
+  } else if (world.rank() == 1) {
+    char buf[8];
+    std::string what;
+    try {
+      rbc::recv(buf, 8, MPI_BYTE, 0, tag, world);
+    } catch (const rbc::Error& e) {
+      what = e.what();
+    }
+    check.check(what.find("without an RBC envelope arrived from MPI rank 0") != std::string::npos,
+                "the receive names the raw message: '", what, "'");
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+#endif
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -237,5 +266,6 @@ int main(int argc, char** argv) {
     freed_base_is_reported(check);
     rank0_drops_its_handle(check);
     many_handles_stay_bounded(check, 3000);
+    raw_message_is_reported(check);
   });
 }
