@@ -1,0 +1,153 @@
+// Instructions RBC executes outside the MPI library per operation, counted by callgrind (see
+// bench/instructions): exact and repeatable where this VM's timers swing 2x. Each case runs its
+// loop in a function of its own, one for RBC and one for the library's equivalent, which
+// bench/instructions has callgrind count (--toggle-collect) and subtract the MPI calls from. Only
+// the <true> instantiations are counted; the <false> ones warm up (first connections, pools).
+//   send_recv    blocking rbc::send + rbc::recv of --bytes to self (np = 1)
+//   isend_irecv  rbc::irecv + rbc::isend to self, both waited (np = 1)
+//   bcast        blocking broadcast of --bytes from rank 0 (np >= 2)
+//   jquick       jquick::sort of --bytes / 8 doubles per rank on RBC (np >= 2; no MPI twin)
+//
+// Usage: overhead_mpi CASE BYTES ITERATIONS
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "jquick/jquick.hpp"
+#include "rbc/collectives.hpp"
+#include "rbc/comm.hpp"
+#include "rbc/point_to_point.hpp"
+
+namespace {
+
+// No inlining, and no folding of the identical <true> and <false> bodies (GCC's -fipa-icf).
+#if defined(__GNUC__) && !defined(__clang__)
+#define COUNTED __attribute__((noinline, noipa))
+#else
+#define COUNTED __attribute__((noinline))
+#endif
+
+constexpr int kTag = 1;
+
+template <bool Counted>
+COUNTED void rbc_send_recv(int iterations, std::vector<char>& out, std::vector<char>& in,
+                                             const rbc::RangeComm& comm) {
+  const int n = static_cast<int>(out.size());
+  for (int i = 0; i < iterations; ++i) {
+    rbc::send(out.data(), n, MPI_BYTE, comm.rank(), kTag, comm);
+    rbc::recv(in.data(), n, MPI_BYTE, comm.rank(), kTag, comm);
+  }
+}
+
+template <bool Counted>
+COUNTED void mpi_send_recv(int iterations, std::vector<char>& out, std::vector<char>& in,
+                                             MPI_Comm comm, int me) {
+  const int n = static_cast<int>(out.size());
+  for (int i = 0; i < iterations; ++i) {
+    MPI_Send(out.data(), n, MPI_BYTE, me, kTag, comm);
+    MPI_Recv(in.data(), n, MPI_BYTE, me, kTag, comm, MPI_STATUS_IGNORE);
+  }
+}
+
+template <bool Counted>
+COUNTED void rbc_isend_irecv(int iterations, std::vector<char>& out, std::vector<char>& in,
+                                               const rbc::RangeComm& comm) {
+  const int n = static_cast<int>(out.size());
+  for (int i = 0; i < iterations; ++i) {
+    rbc::Request receive = rbc::irecv(in.data(), n, MPI_BYTE, comm.rank(), kTag, comm);
+    rbc::Request send = rbc::isend(out.data(), n, MPI_BYTE, comm.rank(), kTag, comm);
+    send.wait();
+    receive.wait();
+  }
+}
+
+template <bool Counted>
+COUNTED void mpi_isend_irecv(int iterations, std::vector<char>& out, std::vector<char>& in,
+                                               MPI_Comm comm, int me) {
+  const int n = static_cast<int>(out.size());
+  for (int i = 0; i < iterations; ++i) {
+    MPI_Request receive, send;
+    MPI_Irecv(in.data(), n, MPI_BYTE, me, kTag, comm, &receive);
+    MPI_Isend(out.data(), n, MPI_BYTE, me, kTag, comm, &send);
+    MPI_Wait(&send, MPI_STATUS_IGNORE);
+    MPI_Wait(&receive, MPI_STATUS_IGNORE);
+  }
+}
+
+template <bool Counted>
+COUNTED void rbc_bcast(int iterations, std::vector<char>& buf, const rbc::RangeComm& comm) {
+  for (int i = 0; i < iterations; ++i) rbc::bcast(buf.data(), static_cast<int>(buf.size()), MPI_BYTE, 0, comm);
+}
+
+template <bool Counted>
+COUNTED void mpi_bcast(int iterations, std::vector<char>& buf, MPI_Comm comm) {
+  for (int i = 0; i < iterations; ++i) MPI_Bcast(buf.data(), static_cast<int>(buf.size()), MPI_BYTE, 0, comm);
+}
+
+template <bool Counted>
+COUNTED void rbc_jquick(int iterations, int n, int me, const rbc::RangeComm& comm) {
+  for (int i = 0; i < iterations; ++i) {
+    std::vector<double> data(static_cast<std::size_t>(n));
+    unsigned x = 12345u + 7919u * static_cast<unsigned>(me) + 104729u * static_cast<unsigned>(i);
+    for (double& e : data) {
+      x = x * 1103515245u + 12345u;
+      e = static_cast<double>(x >> 8);
+    }
+    jquick::Config config;
+    config.layer = jquick::Layer::rbc;
+    jquick::sort(data, MPI_DOUBLE, comm, std::less<double>(), config);
+  }
+}
+
+void run(const std::string& name, int bytes, int iterations) {
+  int me = 0, p = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  const rbc::RangeComm world = rbc::RangeComm::from_mpi(MPI_COMM_WORLD);
+  std::vector<char> out(static_cast<std::size_t>(bytes), 1), in(static_cast<std::size_t>(bytes));
+  // A warm-up outside the counted functions fills RBC's and MPI's pools first.
+  if (name == "send_recv") {
+    if (bytes > 1024) throw std::runtime_error("send_recv: at most 1024 bytes (a send to self must not wait)");
+    rbc_send_recv<false>(10, out, in, world);
+    mpi_send_recv<false>(10, out, in, MPI_COMM_WORLD, me);
+    rbc_send_recv<true>(iterations, out, in, world);
+    mpi_send_recv<true>(iterations, out, in, MPI_COMM_WORLD, me);
+  } else if (name == "isend_irecv") {
+    rbc_isend_irecv<false>(10, out, in, world);
+    mpi_isend_irecv<false>(10, out, in, MPI_COMM_WORLD, me);
+    rbc_isend_irecv<true>(iterations, out, in, world);
+    mpi_isend_irecv<true>(iterations, out, in, MPI_COMM_WORLD, me);
+  } else if (name == "bcast") {
+    rbc_bcast<false>(10, out, world);
+    mpi_bcast<false>(10, out, MPI_COMM_WORLD);
+    rbc_bcast<true>(iterations, out, world);
+    mpi_bcast<true>(iterations, out, MPI_COMM_WORLD);
+  } else if (name == "jquick") {
+    rbc_jquick<false>(5, bytes / 8, me, world);
+    rbc_jquick<true>(iterations, bytes / 8, me, world);
+  } else {
+    throw std::runtime_error("unknown case '" + name + "' (send_recv, isend_irecv, bcast, jquick)");
+  }
+  (void)p;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int status = 0;
+  try {
+    if (argc != 4) throw std::runtime_error("usage: overhead_mpi CASE BYTES ITERATIONS");
+    run(argv[1], std::atoi(argv[2]), std::atoi(argv[3]));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "overhead: %s\n", e.what());
+    status = 2;
+  }
+  MPI_Finalize();
+  return status;
+}
