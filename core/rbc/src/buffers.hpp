@@ -19,15 +19,9 @@ inline int predefined_size(MPI_Datatype t) {
   // The commonest first: each comparison costs a load of a library symbol's address.
   if (t == MPI_BYTE || t == MPI_DOUBLE) return t == MPI_BYTE ? 1 : 8;
   if (t == MPI_INT) return 4;
-  if (t == MPI_DOUBLE || t == MPI_INT64_T || t == MPI_UINT64_T || t == MPI_LONG_LONG ||
-      t == MPI_UNSIGNED_LONG_LONG) {
-    return 8;
-  }
-  if (t == MPI_BYTE || t == MPI_CHAR || t == MPI_SIGNED_CHAR || t == MPI_UNSIGNED_CHAR || t == MPI_INT8_T ||
-      t == MPI_UINT8_T) {
-    return 1;
-  }
-  if (t == MPI_INT || t == MPI_UNSIGNED || t == MPI_FLOAT || t == MPI_INT32_T || t == MPI_UINT32_T) return 4;
+  if (t == MPI_INT64_T || t == MPI_UINT64_T || t == MPI_LONG_LONG || t == MPI_UNSIGNED_LONG_LONG) return 8;
+  if (t == MPI_CHAR || t == MPI_SIGNED_CHAR || t == MPI_UNSIGNED_CHAR || t == MPI_INT8_T || t == MPI_UINT8_T) return 1;
+  if (t == MPI_UNSIGNED || t == MPI_FLOAT || t == MPI_INT32_T || t == MPI_UINT32_T) return 4;
   if (t == MPI_LONG || t == MPI_UNSIGNED_LONG) return static_cast<int>(sizeof(long));
   if (t == MPI_SHORT || t == MPI_UNSIGNED_SHORT || t == MPI_INT16_T || t == MPI_UINT16_T) return 2;
   return 0;

@@ -64,8 +64,8 @@ static_assert(kReceiveBytes <= static_cast<int>(Engine::kPooledBytes), "pooled b
 constexpr std::uint32_t envelope_flags(bool large) { return (large ? kLarge : 0) | (kChecked || large ? kExtended : 0); }
 constexpr int envelope_bytes(std::uint32_t flags) { return flags & kExtended ? kExtendedBytes : kHeaderBytes; }
 
-// A message's envelope as read: the header, the extension's fields (without one: the payload
-// size, and zeros), and where the payload starts.
+// A message's envelope as read: the header and the extension's fields (without one: the payload
+// size, and zeros).
 struct Envelope {
   CommKey key;
   Label label;
@@ -74,7 +74,8 @@ struct Envelope {
   std::uint64_t transfer = 0;
   std::uint64_t sequence = 0;
   std::uint64_t signature = 0;
-  int offset = kHeaderBytes;
+  // Where the payload starts in the message.
+  int offset() const { return envelope_bytes(flags); }
 };
 
 [[noreturn]] void no_envelope(int source, int tag) {
@@ -103,7 +104,6 @@ Envelope read_envelope(const char* wire, std::size_t size, int source, int tag) 
   e.transfer = x.transfer;
   e.sequence = x.sequence;
   e.signature = x.signature;
-  e.offset = kExtendedBytes;
   return e;
 }
 
@@ -334,7 +334,7 @@ bool take_parked(Operation& op, std::size_t index) {
     if (!matches(t, e, it->mpi_source)) continue;
     Parked message = std::move(*it);
     parked.erase(it);
-    accept(op, index, e, message.mpi_source, message.wire.data() + e.offset);
+    accept(op, index, e, message.mpi_source, message.wire.data() + e.offset());
     engine_of(op).recycle(std::move(message.wire));
     return true;
   }
@@ -390,23 +390,22 @@ Envelope outgoing(const RangeComm& comm, const Label& label, std::uint64_t signa
   e.flags = envelope_flags(large);
   e.sequence = kChecked ? comm.sequencer().next_sent(mpi_dest, mpi_tag) : 0;
   e.signature = signature;
-  e.offset = envelope_bytes(e.flags);
   return e;
 }
 
 // Writes a small message, envelope and packed payload, into `wire` (room for `capacity` bytes);
 // returns its size.
 int write_small(char* wire, int capacity, Envelope e, const void* buf, int count, const TypeInfo& info) {
-  const int packed = pack_payload(buf, count, info, wire + e.offset, capacity - e.offset);
+  const int packed = pack_payload(buf, count, info, wire + e.offset(), capacity - e.offset());
   e.bytes = static_cast<std::uint64_t>(packed);
   write_envelope(e, wire);
-  return e.offset + packed;
+  return e.offset() + packed;
 }
 
 // The same in a pooled buffer, for a nonblocking send; `bound`: the most the payload packs to.
 Bytes small_wire(Engine& engine, const Envelope& e, const void* buf, int count, const TypeInfo& info, int bound,
                  int& size) {
-  Bytes wire = engine.buffer(static_cast<std::size_t>(e.offset + bound));
+  Bytes wire = engine.buffer(static_cast<std::size_t>(e.offset() + bound));
   size = write_small(wire.data(), static_cast<int>(wire.size()), e, buf, count, info);
   return wire;
 }
@@ -549,7 +548,7 @@ MPI_Status recv_now(const RangeComm& comm, void* buf, int count, MPI_Datatype ty
     if (!matches(t, e, it->mpi_source)) continue;
     Parked message = std::move(*it);
     parked.erase(it);
-    return deliver_now(t, e, message.mpi_source, message.wire.data() + e.offset);
+    return deliver_now(t, e, message.mpi_source, message.wire.data() + e.offset());
   }
   alignas(std::uint64_t) char wire[kReceiveBytes];
   while (true) {
@@ -558,7 +557,7 @@ MPI_Status recv_now(const RangeComm& comm, void* buf, int count, MPI_Datatype ty
     int bytes = 0;
     MPI_Get_count(&status, MPI_BYTE, &bytes);
     const Envelope e = read_envelope(wire, static_cast<std::size_t>(bytes), status.MPI_SOURCE, status.MPI_TAG);
-    if (matches(t, e, status.MPI_SOURCE)) return deliver_now(t, e, status.MPI_SOURCE, wire + e.offset);
+    if (matches(t, e, status.MPI_SOURCE)) return deliver_now(t, e, status.MPI_SOURCE, wire + e.offset());
     Bytes foreign = engine.buffer(static_cast<std::size_t>(bytes));
     std::memcpy(foreign.data(), wire, static_cast<std::size_t>(bytes));
     engine.parked().push_back(Parked{status.MPI_SOURCE, std::move(foreign)});
@@ -592,7 +591,7 @@ void complete_slot(Operation& op, std::size_t index, const MPI_Status& status) {
   const Envelope e = read_envelope(t.wire.data(), static_cast<std::size_t>(bytes), status.MPI_SOURCE, status.MPI_TAG);
   if (matches(t, e, status.MPI_SOURCE)) {
     Bytes wire = std::move(t.wire);
-    accept(op, index, e, status.MPI_SOURCE, wire.data() + e.offset);
+    accept(op, index, e, status.MPI_SOURCE, wire.data() + e.offset());
     engine.recycle(std::move(wire));
     return;
   }
