@@ -6,11 +6,13 @@
 //   send_recv    blocking rbc::send + rbc::recv of --bytes to self (np = 1)
 //   isend_irecv  rbc::irecv + rbc::isend to self, both waited (np = 1)
 //   bcast        blocking broadcast of --bytes from rank 0 (np >= 2)
-//   jquick       jquick::sort of --bytes / 8 doubles per rank on RBC (np >= 2; no MPI twin)
+//   jquick       jquick::sort of --bytes / 8 uniform doubles per rank on RBC, the copy of the input
+//                included (np >= 2; no MPI twin)
 //
 // Usage: overhead_mpi CASE BYTES ITERATIONS
 #include <mpi.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -18,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "inputs/inputs.hpp"
 #include "jquick/jquick.hpp"
 #include "rbc/collectives.hpp"
 #include "rbc/comm.hpp"
@@ -90,14 +93,9 @@ COUNTED void mpi_bcast(int iterations, std::vector<char>& buf, MPI_Comm comm) {
 }
 
 template <bool Counted>
-COUNTED void rbc_jquick(int iterations, int n, int me, const rbc::RangeComm& comm) {
+COUNTED void rbc_jquick(int iterations, const std::vector<double>& input, const rbc::RangeComm& comm) {
   for (int i = 0; i < iterations; ++i) {
-    std::vector<double> data(static_cast<std::size_t>(n));
-    unsigned x = 12345u + 7919u * static_cast<unsigned>(me) + 104729u * static_cast<unsigned>(i);
-    for (double& e : data) {
-      x = x * 1103515245u + 12345u;
-      e = static_cast<double>(x >> 8);
-    }
+    std::vector<double> data = input;
     jquick::Config config;
     config.layer = jquick::Layer::rbc;
     jquick::sort(data, MPI_DOUBLE, comm, std::less<double>(), config);
@@ -105,9 +103,8 @@ COUNTED void rbc_jquick(int iterations, int n, int me, const rbc::RangeComm& com
 }
 
 void run(const std::string& name, int bytes, int iterations) {
-  int me = 0, p = 0;
+  int me = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
-  MPI_Comm_size(MPI_COMM_WORLD, &p);
   const rbc::RangeComm world = rbc::RangeComm::from_mpi(MPI_COMM_WORLD);
   std::vector<char> out(static_cast<std::size_t>(bytes), 1), in(static_cast<std::size_t>(bytes));
   // A warm-up outside the counted functions fills RBC's and MPI's pools first.
@@ -128,12 +125,16 @@ void run(const std::string& name, int bytes, int iterations) {
     rbc_bcast<true>(iterations, out, world);
     mpi_bcast<true>(iterations, out, MPI_COMM_WORLD);
   } else if (name == "jquick") {
-    rbc_jquick<false>(5, bytes / 8, me, world);
-    rbc_jquick<true>(iterations, bytes / 8, me, world);
+    inputs::Params params;
+    params.rank = me;
+    params.p = world.size();
+    params.n_per_pe = static_cast<std::uint64_t>(bytes / 8);
+    const std::vector<double> input = inputs::generate<double>(inputs::Distribution::kUniform, params);
+    rbc_jquick<false>(5, input, world);
+    rbc_jquick<true>(iterations, input, world);
   } else {
     throw std::runtime_error("unknown case '" + name + "' (send_recv, isend_irecv, bcast, jquick)");
   }
-  (void)p;
 }
 
 }  // namespace
