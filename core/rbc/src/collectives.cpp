@@ -1081,7 +1081,7 @@ Request start(Launch launch, const RangeComm& comm, Args&&... args) {
     op.run_immediately();
     return Request();
   }
-  return Request(std::make_unique<Op>(std::forward<Args>(args)...));
+  return Request(detail::make_operation<Op>(*comm.engine(), std::forward<Args>(args)...));
 }
 
 }  // namespace

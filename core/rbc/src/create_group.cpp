@@ -130,7 +130,7 @@ Request icomm_create_group(const RangeComm& parent, const Group& group, int tag,
   const RangeComm provisional = parent.from_list(table, provisional_list(table->ranks[0], tag), false);
   std::uint64_t chosen = 0;
   if (my_position == 0) chosen = created_list(table->ranks[0], parent.engine()->next_creation());
-  return Request(std::make_unique<CreateGroup>(parent, provisional, std::move(table), chosen, newcomm));
+  return Request(detail::make_operation<CreateGroup>(*parent.engine(), parent, provisional, std::move(table), chosen, newcomm));
 }
 
 RangeComm comm_create_group(const RangeComm& parent, const Group& group, int tag) {

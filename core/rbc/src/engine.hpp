@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "block_pool.hpp"
 #include "inline_vector.hpp"
 #include "key.hpp"
 #include "operation.hpp"
@@ -81,17 +82,24 @@ class Engine {
   void set_stall_limit(double seconds) { stall_limit_ = seconds; }
 
   void add(Operation* op) { active_.push_back(op); }
-  void remove(Operation* op) { active_.erase(std::remove(active_.begin(), active_.end(), op), active_.end()); }
+  void remove(Operation* op) {
+    active_.erase(std::remove(active_.begin(), active_.end(), op), active_.end());
+    ++removals_;
+  }
   bool idle() const { return active_.empty(); }
 
   // Advances every active operation; completed ones leave the list (their requests see the
   // completion when they next look).
   void progress_all(bool may_test) {
     // A snapshot: an operation's progress may wait (a nested wait advances and removes
-    // operations, and new ones may start). Inline, so a round allocates nothing.
+    // operations, and new ones may start). Inline, so a round allocates nothing. Only after a
+    // removal can a snapshot entry have left the list (and its operation be gone).
     const InlineVector<Operation*, 32> snapshot(active_.data(), active_.size());
+    const std::uint64_t removals = removals_;
     for (Operation* op : snapshot) {
-      if (std::find(active_.begin(), active_.end(), op) == active_.end()) continue;
+      if (removals_ != removals && std::find(active_.begin(), active_.end(), op) == active_.end()) continue;
+      // Without testing, an operation advances only once all its requests are complete.
+      if (!may_test && op->waiting()) continue;
       if (op->progress(may_test)) remove(op);
     }
   }
@@ -156,6 +164,9 @@ class Engine {
   // Large temporaries of collectives.
   ScratchPool& scratch() { return scratch_; }
 
+  // Memory of operations (make_operation).
+  BlockPool& operations() { return operations_; }
+
   // Transfer number of the next large message to `mpi_dest`.
   std::uint64_t next_transfer(int mpi_dest) { return transfers_[mpi_dest]++; }
 
@@ -174,6 +185,7 @@ class Engine {
   int keyval_ = MPI_KEYVAL_INVALID;
   double stall_limit_ = 0;
   std::vector<Operation*> active_;
+  std::uint64_t removals_ = 0;
   std::vector<Posted> posted_;
   std::uint64_t next_order_ = 0;
   std::deque<Parked> parked_;
@@ -185,6 +197,24 @@ class Engine {
   };
   std::vector<Lists> lists_;
   ScratchPool scratch_;
+  BlockPool operations_;
 };
+
+// A new operation of type Op in memory from the engine's pool; Op's constructor gets `args`.
+template <class Op, class... Args>
+OperationPtr make_operation(Engine& engine, Args&&... args) {
+  void* block = engine.operations().allocate(sizeof(Op));
+  Op* op = nullptr;
+  try {
+    op = new (block) Op(std::forward<Args>(args)...);
+  } catch (...) {
+    engine.operations().release(block, sizeof(Op));
+    throw;
+  }
+  Operation* base = op;
+  base->memory_ = block;
+  base->memory_bytes_ = sizeof(Op);
+  return OperationPtr(base);
+}
 
 }  // namespace rbc::detail

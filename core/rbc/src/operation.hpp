@@ -10,6 +10,7 @@
 
 #include "bytes.hpp"
 #include "rbc/comm.hpp"
+#include "rbc/request.hpp"
 #include "rbc/status.hpp"
 #include "tags.hpp"
 
@@ -56,6 +57,13 @@ class Operation {
 
   // Requests the current state waits on.
   std::vector<MPI_Request>& awaited() { return awaited_; }
+  // True while one of them is pending: progress(false) can do nothing.
+  bool waiting() const {
+    for (MPI_Request r : awaited_) {
+      if (r != MPI_REQUEST_NULL) return true;
+    }
+    return false;
+  }
 
   // Bookkeeping once awaited()[index] has completed, wherever it was completed. A receive may
   // put a new request in the slot (the payload of a large message, or a repost after a foreign
@@ -91,7 +99,13 @@ class Operation {
   Status status_;
 
  private:
+  template <class Op, class... Args>
+  friend OperationPtr make_operation(Engine& engine, Args&&... args);
+  friend struct OperationDeleter;
+
   std::shared_ptr<Engine> engine_;
+  void* memory_ = nullptr;  // the memory make_operation took from the engine, and its size
+  std::size_t memory_bytes_ = 0;
   std::vector<MPI_Request> awaited_;
   std::vector<Transit> transits_;
 };

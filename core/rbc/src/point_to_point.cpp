@@ -76,8 +76,8 @@ void send(const void* buf, int count, MPI_Datatype type, int dest, int tag, cons
 
 Request isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, const RangeComm& comm) {
   check_send("isend", count, type, dest, tag, comm);
-  auto op = std::make_unique<Transfer>(comm);
-  detail::post_send(*op, op->comm(), buf, count, type, mpi_peer(comm, dest), detail::user_label(tag));
+  auto op = detail::make_operation<Transfer>(*comm.engine(), comm);
+  detail::post_send(*op, static_cast<Transfer&>(*op).comm(), buf, count, type, mpi_peer(comm, dest), detail::user_label(tag));
   return Request(std::move(op));
 }
 
@@ -94,8 +94,8 @@ Status recv(void* buf, int count, MPI_Datatype type, int source, int tag, const 
 
 Request irecv(void* buf, int count, MPI_Datatype type, int source, int tag, const RangeComm& comm) {
   check_recv("irecv", count, type, source, tag, comm);
-  auto op = std::make_unique<Transfer>(comm);
-  detail::post_recv(*op, op->comm(), buf, count, type, mpi_peer(comm, source), detail::user_label(tag));
+  auto op = detail::make_operation<Transfer>(*comm.engine(), comm);
+  detail::post_recv(*op, static_cast<Transfer&>(*op).comm(), buf, count, type, mpi_peer(comm, source), detail::user_label(tag));
   return Request(std::move(op));
 }
 

@@ -79,6 +79,15 @@ Operation::~Operation() {
   engine_->recycle_lists(std::move(awaited_), std::move(transits_));
 }
 
+void OperationDeleter::operator()(Operation* op) const noexcept {
+  // The operation may hold the engine's last reference, and its pool outlives it here.
+  const std::shared_ptr<Engine> engine = op->engine_;
+  void* block = op->memory_;
+  const std::size_t bytes = op->memory_bytes_;
+  op->~Operation();
+  engine->operations().release(block, bytes);
+}
+
 void Operation::request_done(std::size_t index, const MPI_Status& status) { complete_slot(*this, index, status); }
 
 bool Operation::awaited_complete(bool may_test) {
@@ -119,7 +128,7 @@ void Operation::wait_awaited() {
 
 Request::Request() = default;
 
-Request::Request(std::unique_ptr<detail::Operation> op) : op_(std::move(op)), done_(false) {
+Request::Request(detail::OperationPtr op) : op_(std::move(op)), done_(false) {
   done_ = op_ == nullptr || op_->progress(false);
   if (!done_) op_->engine().add(op_.get());
 }

@@ -10,7 +10,12 @@ namespace rbc {
 
 namespace detail {
 class Operation;
-}
+// Destroys an operation and returns its memory to its engine (make_operation in engine.hpp).
+struct OperationDeleter {
+  void operator()(Operation* op) const noexcept;
+};
+using OperationPtr = std::unique_ptr<Operation, OperationDeleter>;
+}  // namespace detail
 
 // A started nonblocking operation (point-to-point or collective). Move-only. Progress happens
 // inside test() and wait() (and the *_all/any helpers), as in MPI without a progress thread.
@@ -19,7 +24,7 @@ class Operation;
 class Request {
  public:
   Request();
-  explicit Request(std::unique_ptr<detail::Operation> op);
+  explicit Request(detail::OperationPtr op);
   Request(Request&&) noexcept;
   Request& operator=(Request&&) noexcept;
   Request(const Request&) = delete;
@@ -44,7 +49,7 @@ class Request {
   // block in MPI_Waitany instead).
   bool advance(bool may_test);
 
-  std::unique_ptr<detail::Operation> op_;
+  detail::OperationPtr op_;
   bool done_ = true;
 };
 
