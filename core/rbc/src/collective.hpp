@@ -69,8 +69,7 @@ class Collective : public Operation {
  public:
   // `root` -1 where there is none, `count` -1 where members legitimately pass different counts.
   Collective(const RangeComm& comm, Kind kind, int root, int count)
-      : Operation(comm.engine()),
-        comm_(comm),
+      : Operation(comm),
         sequence_(comm.sequencer().start()),
         signature_(signature(kind, root, count)) {
     cost::charge(cost::Kernel::collective, 1);  // simulation only: the call's own bookkeeping
@@ -130,16 +129,16 @@ class Collective : public Operation {
 #endif
 
   void send(const void* buf, int count, MPI_Datatype type, int rank, Phase phase) {
-    post_send(*this, comm_, buf, count, type, comm_.mpi_rank(rank), label(phase), signature_);
+    post_send(*this, comm(), buf, count, type, comm().mpi_rank(rank), label(phase), signature_);
   }
   void receive(void* buf, int count, MPI_Datatype type, int rank, Phase phase) {
     if (immediate_) {
       // A slot of its own, so that completed() sees the same indices as for a request.
-      const MPI_Status status = recv_now(comm_, buf, count, type, comm_.mpi_rank(rank), label(phase));
+      const MPI_Status status = recv_now(comm(), buf, count, type, comm().mpi_rank(rank), label(phase));
       deliver(await(MPI_REQUEST_NULL), status);
       return;
     }
-    post_recv(*this, comm_, buf, count, type, comm_.mpi_rank(rank), label(phase), signature_);
+    post_recv(*this, comm(), buf, count, type, comm().mpi_rank(rank), label(phase), signature_);
   }
 
   // Posts one receive of `count` elements from each child of `tree` (their subtree results,
@@ -155,14 +154,13 @@ class Collective : public Operation {
 
   ScratchPool& scratch() { return engine().scratch(); }
 
-  RangeComm comm_;
   int state_ = 0;
 
  private:
   // Posts the handshake (see kAgreeOnSignature); the collective's steps start once it completed.
   void agree() {
     agreed_ = true;
-    const BinomialTree tree(comm_.size(), 0, comm_.rank());
+    const BinomialTree tree(comm().size(), 0, comm().rank());
     for (int c : tree.children()) receive(&agree_token_, 0, MPI_BYTE, tree.absolute(c), kAgree);
     if (!tree.is_root()) send(&agree_token_, 0, MPI_BYTE, tree.absolute(tree.parent()), kAgree);
   }
@@ -170,7 +168,7 @@ class Collective : public Operation {
   void release() {
     if (!released_) {
       released_ = true;
-      comm_.sequencer().finish();
+      comm().sequencer().finish();
     }
   }
 

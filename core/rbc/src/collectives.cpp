@@ -80,7 +80,7 @@ class Reduce final : public Collective {
 
   int parent() const { return tree_.absolute(tree_.parent()); }
   // Whether this rank's receive buffer gets the result.
-  bool holds_result() const { return to_all_ || comm_.rank() == root_; }
+  bool holds_result() const { return to_all_ || comm().rank() == root_; }
 
   // Combines the input with the children's parts (in rank order); returns where the result is.
   const void* combine() {
@@ -143,12 +143,12 @@ class Reduce final : public Collective {
           return;
         }
         if (tree_.is_root()) {
-          if (comm_.rank() == root_) {
+          if (comm().rank() == root_) {
             detail::copy_elements(result, recvbuf_, count_, info_);
           } else {
             send(result, count_, info_.type, root_, detail::kForward);
           }
-        } else if (comm_.rank() == root_) {
+        } else if (comm().rank() == root_) {
           receive(recvbuf_, count_, info_.type, tree_.absolute(0), detail::kForward);
         }
         finish();
@@ -236,7 +236,7 @@ class AllreduceDoubling final : public Collective {
   }
 
  private:
-  int me() const { return comm_.rank(); }
+  int me() const { return comm().rank(); }
 
   // acc = (partner's block, own block) in rank order; a non-commutative operation leaves the
   // result in the incoming buffer, which then becomes acc.
@@ -283,7 +283,7 @@ class AllreduceDoubling final : public Collective {
   TypedBuffer own_;          // a folded-in rank's input, as sent
   void* acc_ = nullptr;      // the running combination: the receive buffer or a scratch buffer
   void* spare_ = nullptr;    // where the partner's block arrives
-  Butterfly fly_{comm_.size(), comm_.rank()};
+  Butterfly fly_{comm().size(), comm().rank()};
   int partner_ = -1;
 };
 
@@ -402,7 +402,7 @@ class ScanTotalDoubling final : public Collective {
   }
 
  private:
-  int me() const { return comm_.rank(); }
+  int me() const { return comm().rank(); }
   char* second_half(TypedBuffer& b) const { return at(b.get(), count_, info_.extent); }
   // A folded-in rank's message back: the total, preceded by what is left of its pair unless
   // the pair is the leftmost.
@@ -498,7 +498,7 @@ class ScanTotalDoubling final : public Collective {
   TypedBuffer incoming_;
   bool has_left_ = false;
   bool fold_pending_ = false;
-  Butterfly fly_{comm_.size(), comm_.rank()};
+  Butterfly fly_{comm().size(), comm().rank()};
   int partner_ = -1;
 };
 
@@ -532,10 +532,10 @@ class ScanDoubling final : public Collective {
 
  private:
   // Whether this rank sends again in a later round (then it needs its running combination).
-  bool sends_later() const { return comm_.rank() + distance_ < comm_.size(); }
+  bool sends_later() const { return comm().rank() + distance_ < comm().size(); }
 
   void step() override {
-    const int me = comm_.rank();
+    const int me = comm().rank();
     if (received_) {
       received_ = false;
       if (!exclusive_) {
@@ -554,8 +554,8 @@ class ScanDoubling final : public Collective {
         }
       }
     }
-    if (distance_ < comm_.size()) {
-      if (me + distance_ < comm_.size()) send(partial_, count_, info_.type, me + distance_, detail::kUp);
+    if (distance_ < comm().size()) {
+      if (me + distance_ < comm().size()) send(partial_, count_, info_.type, me + distance_, detail::kUp);
       if (me - distance_ >= 0) {
         void* into = recvbuf_;
         if (!(exclusive_ && rounds_received_ == 0)) {
@@ -665,7 +665,7 @@ class Gather final : public Collective {
   // gaps), so that the block can be assembled there and nothing needs unpacking.
   bool assembles_in_place() const {
     if (layout_ == Layout::kRootCounts || tree_.absolute(0) != 0 || !recv_.contiguous()) return false;
-    for (int j = 0; j < comm_.size(); ++j) {
+    for (int j = 0; j < comm().size(); ++j) {
       if (slots_.displ(j) * recv_.size != offsets_[j]) return false;
     }
     return true;
@@ -733,13 +733,13 @@ class Gather final : public Collective {
 
   void unpack() {
     if (direct_) return;
-    const int p = comm_.size();
+    const int p = comm().size();
     std::int64_t offset = 0;
     for (int j = 0; j < p; ++j) {
       const int rank = tree_.absolute(j);
       const std::int64_t bytes = static_cast<std::int64_t>(slots_.count(rank)) * recv_.size;
       if (offset + bytes > block_bytes_) break;
-      if (!(in_place_ && rank == comm_.rank())) {
+      if (!(in_place_ && rank == comm().rank())) {
         detail::unpack_elements(block_ + offset, slots_.count(rank), recv_, slots_.at_rank(recvbuf_, rank));
       }
       offset += bytes;
@@ -818,13 +818,13 @@ class AllgatherDoubling final : public Collective {
 
  private:
   void pack_own() {
-    detail::pack_elements(own_, own_count_, send_, block_ + offsets_[comm_.rank()]);
+    detail::pack_elements(own_, own_count_, send_, block_ + offsets_[comm().rank()]);
     own_ = nullptr;
   }
 
   void step() override {
-    const int me = comm_.rank();
-    if (mask_ < comm_.size()) {
+    const int me = comm().rank();
+    if (mask_ < comm().size()) {
       const int partner = me ^ mask_;
       const int mine = me & ~(mask_ - 1);
       const int theirs = partner & ~(mask_ - 1);
@@ -837,7 +837,7 @@ class AllgatherDoubling final : public Collective {
       return;
     }
     if (!direct_) {
-      for (int j = 0; j < comm_.size(); ++j) {
+      for (int j = 0; j < comm().size(); ++j) {
         detail::unpack_elements(block_ + offsets_[j], slots_.count(j), recv_, slots_.at_rank(recvbuf_, j));
       }
     }
@@ -949,7 +949,7 @@ class AllgathermDoubling final : public Collective {
   }
 
  private:
-  int me() const { return comm_.rank(); }
+  int me() const { return comm().rank(); }
   int bytes(std::int64_t elements) const { return message_bytes("allgatherm", elements * element_); }
   // Elements gathered so far.
   std::int64_t count() const { return static_cast<std::int64_t>(block_.size()) / element_; }
@@ -1036,7 +1036,7 @@ class AllgathermDoubling final : public Collective {
   std::size_t receive_slot_ = 0;
   std::vector<char> block_;
   std::vector<char> incoming_;
-  Butterfly fly_{comm_.size(), comm_.rank()};
+  Butterfly fly_{comm().size(), comm().rank()};
   int partner_ = -1;
 };
 
@@ -1048,12 +1048,12 @@ class Barrier final : public Collective {
 
  private:
   void step() override {
-    const int p = comm_.size();
+    const int p = comm().size();
     if (distance_ >= p) {
       finish();
       return;
     }
-    const int me = comm_.rank();
+    const int me = comm().rank();
     send(&token_, 0, MPI_BYTE, (me + distance_) % p, detail::kUp);
     receive(&incoming_, 0, MPI_BYTE, (me - distance_ % p + p) % p, detail::kUp);
     distance_ *= 2;

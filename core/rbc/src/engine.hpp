@@ -212,6 +212,8 @@ OperationPtr make_operation(Engine& engine, Args&&... args) {
     throw;
   }
   Operation* base = op;
+  base->owned_ = *base->comm_;
+  base->comm_ = &base->owned_;
   base->memory_ = block;
   base->memory_bytes_ = sizeof(Op);
   return OperationPtr(base);

@@ -45,10 +45,14 @@ struct Transit {
 // MPI_Test, which SMPI charges simulated time for when it fails.
 class Operation {
  public:
-  explicit Operation(std::shared_ptr<Engine> engine);
+  // `comm`: the communicator it runs on, which must outlive it unless make_operation gave the
+  // operation a copy of its own (requests get one; a collective that runs at once on the
+  // caller's stack needs none, and saves copying the communicator's shared state).
+  explicit Operation(const RangeComm& comm);
   virtual ~Operation();
 
   Engine& engine() const { return *engine_; }
+  const RangeComm& comm() const { return *comm_; }
 
   // Advances as far as possible without blocking. True once complete locally. With may_test
   // false, pending requests are not tested (the operation only advances past requests a wait
@@ -103,7 +107,9 @@ class Operation {
   friend OperationPtr make_operation(Engine& engine, Args&&... args);
   friend struct OperationDeleter;
 
-  std::shared_ptr<Engine> engine_;
+  const RangeComm* comm_;
+  RangeComm owned_;  // comm_'s copy, for operations made by make_operation
+  Engine* engine_;
   void* memory_ = nullptr;  // the memory make_operation took from the engine, and its size
   std::size_t memory_bytes_ = 0;
   std::vector<MPI_Request> awaited_;

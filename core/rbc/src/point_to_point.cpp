@@ -39,13 +39,9 @@ Status translate(const RangeComm& comm, const MPI_Status& mpi) {
 // check turns away any message that is not from a member of this communicator.
 class Transfer : public detail::Operation {
  public:
-  explicit Transfer(const RangeComm& comm) : Operation(comm.engine()), comm_(comm) {}
+  explicit Transfer(const RangeComm& comm) : Operation(comm) {}
   bool progress(bool may_test) override { return awaited_complete(may_test); }
-  void completed(std::size_t, const MPI_Status& status) override { status_ = translate(comm_, status); }
-  const RangeComm& comm() const { return comm_; }
-
- private:
-  RangeComm comm_;
+  void completed(std::size_t, const MPI_Status& status) override { status_ = translate(comm(), status); }
 };
 
 void check_send(const char* call, int count, MPI_Datatype type, int dest, int tag, const RangeComm& comm) {
@@ -77,7 +73,7 @@ void send(const void* buf, int count, MPI_Datatype type, int dest, int tag, cons
 Request isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, const RangeComm& comm) {
   check_send("isend", count, type, dest, tag, comm);
   auto op = detail::make_operation<Transfer>(*comm.engine(), comm);
-  detail::post_send(*op, static_cast<Transfer&>(*op).comm(), buf, count, type, mpi_peer(comm, dest), detail::user_label(tag));
+  detail::post_send(*op, op->comm(), buf, count, type, mpi_peer(comm, dest), detail::user_label(tag));
   return Request(std::move(op));
 }
 
@@ -95,7 +91,7 @@ Status recv(void* buf, int count, MPI_Datatype type, int source, int tag, const 
 Request irecv(void* buf, int count, MPI_Datatype type, int source, int tag, const RangeComm& comm) {
   check_recv("irecv", count, type, source, tag, comm);
   auto op = detail::make_operation<Transfer>(*comm.engine(), comm);
-  detail::post_recv(*op, static_cast<Transfer&>(*op).comm(), buf, count, type, mpi_peer(comm, source), detail::user_label(tag));
+  detail::post_recv(*op, op->comm(), buf, count, type, mpi_peer(comm, source), detail::user_label(tag));
   return Request(std::move(op));
 }
 

@@ -70,7 +70,7 @@ void wait_for_some(Operation* const* ops, std::size_t count) {
   done.op->request_done(done.slot, status);
 }
 
-Operation::Operation(std::shared_ptr<Engine> engine) : engine_(std::move(engine)) {
+Operation::Operation(const RangeComm& comm) : comm_(&comm), engine_(comm.engine().get()) {
   engine_->take_lists(awaited_, transits_);
 }
 
@@ -81,7 +81,7 @@ Operation::~Operation() {
 
 void OperationDeleter::operator()(Operation* op) const noexcept {
   // The operation may hold the engine's last reference, and its pool outlives it here.
-  const std::shared_ptr<Engine> engine = op->engine_;
+  const std::shared_ptr<Engine> engine = op->owned_.engine();
   void* block = op->memory_;
   const std::size_t bytes = op->memory_bytes_;
   op->~Operation();

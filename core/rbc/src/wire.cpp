@@ -300,7 +300,7 @@ void accept(Operation& op, std::size_t index, const Envelope& e, int source, con
 // A one-slot operation that exists only while recv_now delivers a message through accept().
 class Inline final : public Operation {
  public:
-  explicit Inline(std::shared_ptr<Engine> engine) : Operation(std::move(engine)) {}
+  explicit Inline(const RangeComm& comm) : Operation(comm) {}
   bool progress(bool may_test) override { return awaited_complete(may_test); }
   void completed(std::size_t, const MPI_Status& status) override { delivered = status; }
   MPI_Status delivered{};
@@ -314,7 +314,7 @@ MPI_Status deliver_now(const Transit& t, const Envelope& e, int source, const ch
       return unpack_small(t, e, info, source, payload);
     }
   }
-  Inline op(t.comm->engine());
+  Inline op(*t.comm);
   op.await(MPI_REQUEST_NULL, t);
   accept(op, 0, e, source, payload);
   while (op.awaited()[0] != MPI_REQUEST_NULL) {
