@@ -244,6 +244,11 @@ void RbcLayer::scan_and_bcast(Pool& pool, const Comm& comm, const long long* sen
            [done = std::move(done)](const rbc::Status*) { done(); });
 }
 
+void RbcLayer::scan_and_bcast_now(const Comm& comm, const long long* send, long long* prefix,
+                                  long long* total, int count) {
+  rbc::scan_and_bcast(send, prefix, total, count, MPI_LONG_LONG, MPI_SUM, comm);
+}
+
 void RbcLayer::isend(Pool& pool, const Comm& comm, const void* buf, int count, MPI_Datatype type,
                      int dest, int tag) {
   if (channel_.is_member()) {
@@ -397,6 +402,13 @@ void MpiLayer::scan_and_bcast(Pool& pool, const Comm& comm, const long long* sen
               "MPI_Ibcast");
     pool.add(request2, [done = std::move(done)](const MPI_Status&) { done(); });
   });
+}
+
+void MpiLayer::scan_and_bcast_now(const Comm& comm, const long long* send, long long* prefix,
+                                  long long* total, int count) {
+  check_mpi(MPI_Scan(send, prefix, count, MPI_LONG_LONG, MPI_SUM, comm.comm), "MPI_Scan");
+  if (comm.rank == comm.size - 1) std::copy(prefix, prefix + count, total);
+  check_mpi(MPI_Bcast(total, count, MPI_LONG_LONG, comm.size - 1, comm.comm), "MPI_Bcast");
 }
 
 void MpiLayer::isend(Pool& pool, const Comm& comm, const void* buf, int count, MPI_Datatype type,

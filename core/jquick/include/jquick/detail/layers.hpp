@@ -8,6 +8,8 @@
 //                             until at least one completes and runs its continuation
 //   gather_merge, allgather_merge, bcast, scan_and_bcast, isend, irecv
 //                             start an operation in a Pool; the continuation runs on completion
+//   scan_and_bcast_now        the same scan, blocking (the sort's first and last agreement, when
+//                             nothing else is in flight: no pool, request or continuation)
 //   create_child, release     group communicators for the next level
 //
 // Pools never spin on test: when nothing has completed they block in wait_any (RBC) or
@@ -137,6 +139,8 @@ class RbcLayer {
   // Inclusive prefix sums and totals of `count` long longs.
   void scan_and_bcast(Pool& pool, const Comm& comm, const long long* send, long long* prefix,
                       long long* total, int count, Done done);
+  static void scan_and_bcast_now(const Comm& comm, const long long* send, long long* prefix,
+                                 long long* total, int count);
   void isend(Pool& pool, const Comm& comm, const void* buf, int count, MPI_Datatype type,
              int dest, int tag);
   void irecv(Pool& pool, const Comm& comm, void* buf, int count, MPI_Datatype type, int source,
@@ -196,6 +200,9 @@ class MpiLayer {
   // MPI_Iscan, then MPI_Ibcast of the last rank's prefix.
   void scan_and_bcast(Pool& pool, const Comm& comm, const long long* send, long long* prefix,
                       long long* total, int count, Done done);
+  // MPI_Scan, then MPI_Bcast of the last rank's prefix.
+  static void scan_and_bcast_now(const Comm& comm, const long long* send, long long* prefix,
+                                 long long* total, int count);
   void isend(Pool& pool, const Comm& comm, const void* buf, int count, MPI_Datatype type,
              int dest, int tag);
   void irecv(Pool& pool, const Comm& comm, void* buf, int count, MPI_Datatype type, int source,

@@ -125,11 +125,7 @@ class Sorter {
     long long mine[5] = {static_cast<long long>(data.size()), count_nans(data),
                          reflexive_elements(data), digest, digest * digest};
     long long prefix[5] = {}, total[5] = {};
-    {
-      Pool pool;
-      layer_.scan_and_bcast(pool, layer_.root(), mine, prefix, total, 5, [] {});
-      while (!pool.empty()) pool.progress();
-    }
+    LayerT::scan_and_bcast_now(layer_.root(), mine, prefix, total, 5);
     if (!configs_agree(total[3], total[4], p_)) throw Error(config_mismatch_message(config_));
     if (total[1] > 0) {
       throw Error("the input holds " + std::to_string(total[1]) +
@@ -299,11 +295,7 @@ class Sorter {
       mine[2] = static_cast<long long>((fingerprint_ - out) & kFingerprintMask);
     }
     long long prefix[3] = {0, 0, 0}, total[3] = {0, 0, 0};
-    {
-      Pool pool;
-      layer_.scan_and_bcast(pool, layer_.root(), mine, prefix, total, 3, [] {});
-      while (!pool.empty()) pool.progress();
-    }
+    LayerT::scan_and_bcast_now(layer_.root(), mine, prefix, total, 3);
     (void)n;
     if (total[0] > 0) throw_broken();
     if (total[1] > 0) {
