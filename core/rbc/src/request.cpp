@@ -80,8 +80,7 @@ Operation::~Operation() {
 }
 
 void OperationDeleter::operator()(Operation* op) const noexcept {
-  // The operation may hold the engine's last reference, and its pool outlives it here.
-  const std::shared_ptr<Engine> engine = op->owned_.engine();
+  const std::shared_ptr<Engine> engine = std::move(op->keep_);
   void* block = op->memory_;
   const std::size_t bytes = op->memory_bytes_;
   op->~Operation();
