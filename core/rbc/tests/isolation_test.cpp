@@ -152,8 +152,20 @@ void freed_base_is_reported(Checker& check) {
   MPI_Comm comm;
   MPI_Comm_dup(MPI_COMM_WORLD, &comm);
   const rbc::RangeComm world = rbc::RangeComm::from_mpi(comm);
+  // Requests completed before the free may outlive it (as they may outlive MPI_Finalize): their
+  // destruction must not touch the freed communicator.
+  const int p = world.size();
+  int value = 1, sum = 0, self = 0;
+  std::optional<rbc::Request> collective(rbc::iallreduce(&value, &sum, 1, MPI_INT, MPI_SUM, world));
+  std::optional<rbc::Request> receive(rbc::irecv(&self, 1, MPI_INT, world.rank(), 5, world));
+  rbc::send(&value, 1, MPI_INT, world.rank(), 5, world);
+  collective->wait();
+  receive->wait();
   MPI_Comm_free(&comm);
-  int value = 1, sum = 0;
+  collective.reset();  // an error here ends the process (destructors do not throw)
+  receive.reset();
+  check.equal(sum, p, "allreduce before the free");
+  check.equal(self, 1, "message to self before the free");
   check.throws<rbc::Error>([&] { rbc::allreduce(&value, &sum, 1, MPI_INT, MPI_SUM, world); }, "has been freed",
                            "collective after MPI_Comm_free of the base");
   check.throws<rbc::Error>([&] { (void)world.split(0, 0); }, "has been freed", "split after MPI_Comm_free");
