@@ -214,7 +214,6 @@ OperationPtr make_operation(Engine& engine, Args&&... args) {
   Operation* base = op;
   base->owned_ = *base->comm_;
   base->comm_ = &base->owned_;
-  base->keep_ = base->owned_.engine();
   base->memory_ = block;
   base->memory_bytes_ = sizeof(Op);
   return OperationPtr(base);

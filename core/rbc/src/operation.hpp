@@ -110,9 +110,6 @@ class Operation {
   const RangeComm* comm_;
   RangeComm owned_;  // comm_'s copy, for operations made by make_operation
   Engine* engine_;
-  // Operations made by make_operation: the engine, whose pool takes their memory back after
-  // they are destroyed (they may hold its last reference, and their communicator's may be gone).
-  std::shared_ptr<Engine> keep_;
   void* memory_ = nullptr;  // the memory make_operation took from the engine, and its size
   std::size_t memory_bytes_ = 0;
   std::vector<MPI_Request> awaited_;

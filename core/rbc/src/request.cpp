@@ -80,7 +80,12 @@ Operation::~Operation() {
 }
 
 void OperationDeleter::operator()(Operation* op) const noexcept {
-  const std::shared_ptr<Engine> engine = std::move(op->keep_);
+  // The operation's communicator may hold the engine's last reference, and the engine's pool
+  // takes the memory back after the destructor: the communicator moves out for the destruction
+  // (no reference count changes; its checked accessors would throw once the base is freed).
+  const RangeComm comm = std::move(op->owned_);
+  op->comm_ = &comm;
+  Engine* engine = op->engine_;
   void* block = op->memory_;
   const std::size_t bytes = op->memory_bytes_;
   op->~Operation();
