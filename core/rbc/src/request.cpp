@@ -95,10 +95,10 @@ void OperationDeleter::operator()(Operation* op) const noexcept {
 void Operation::request_done(std::size_t index, const MPI_Status& status) { complete_slot(*this, index, status); }
 
 bool Operation::awaited_complete(bool may_test) {
+  if (!may_test && waiting()) return false;
   bool all = true;
   for (std::size_t i = 0; i < awaited_.size(); ++i) {
     if (awaited_[i] == MPI_REQUEST_NULL) continue;
-    if (!may_test) return false;
     int flag = 0;
     MPI_Status status;
     check_mpi(MPI_Test(&awaited_[i], &flag, &status), "MPI_Test");
