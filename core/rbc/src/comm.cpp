@@ -155,7 +155,7 @@ namespace {
 // Out of line, so that the check every operation makes several times stays a few instructions.
 [[noreturn]] __attribute__((noinline, cold)) void refuse(MPI_Comm comm, const Range& range, int rank) {
   if (rank < 0) {
-    if (comm == MPI_COMM_NULL) throw Error("operation on an empty RangeComm (default-constructed)");
+    if (comm == MPI_COMM_NULL) throw Error("operation on an empty RangeComm (default-constructed or moved from)");
     throw Error("the calling process is not a member of the communicator over MPI ranks [" +
                 std::to_string(range.first()) + ".." + std::to_string(range.last()) + " stride " +
                 std::to_string(range.stride()) + "]");

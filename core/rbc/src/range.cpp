@@ -13,11 +13,10 @@ std::string describe(int first, int last, int stride) {
 }
 }  // namespace
 
-Range::Range(int first, int last, int stride) : first_(first), stride_(stride), size_(0) {
+void Range::invalid(int first, int last, int stride) {
   if (stride < 1) throw Error("invalid range " + describe(first, last, stride) + ": stride must be >= 1");
   if (first < 0) throw Error("invalid range " + describe(first, last, stride) + ": first must be >= 0");
-  if (last < first) throw Error("invalid range " + describe(first, last, stride) + ": last must be >= first");
-  size_ = (last - first) / stride + 1;
+  throw Error("invalid range " + describe(first, last, stride) + ": last must be >= first");
 }
 
 bool Range::contains(int parent_rank) const { return rank_of(parent_rank) >= 0; }
@@ -29,15 +28,8 @@ int Range::rank_of(int parent_rank) const {
   return rank < size_ ? static_cast<int>(rank) : -1;
 }
 
-namespace {
-[[noreturn]] __attribute__((noinline, cold)) void outside(int rank, int size) {
+void Range::outside(int rank, int size) {
   throw Error("rank " + std::to_string(rank) + " is outside the communicator of size " + std::to_string(size));
-}
-}  // namespace
-
-int Range::at(int rank) const {
-  if (rank < 0 || rank >= size_) [[unlikely]] outside(rank, size_);
-  return first_ + rank * stride_;
 }
 
 Range Range::sub(int first, int last, int stride) const {

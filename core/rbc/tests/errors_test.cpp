@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rbc/rbc.hpp"
@@ -214,5 +215,15 @@ int main(int argc, char** argv) {
     still_works(check, world, "world");
     if (odd.is_member()) still_works(check, odd, "1..p-1 stride 2");
     non_member(check, rbc::RangeComm(), "default-constructed RangeComm", "default-constructed");
+    // Moved from, by construction and by assignment: empty, not a dangling member (it crashed).
+    rbc::RangeComm source = world;
+    const rbc::RangeComm taken = std::move(source);
+    non_member(check, source, "moved-from RangeComm (construction)", "moved from");
+    rbc::RangeComm assigned;
+    source = world;
+    assigned = std::move(source);
+    non_member(check, source, "moved-from RangeComm (assignment)", "moved from");
+    still_works(check, taken, "the communicator moved to by construction");
+    still_works(check, assigned, "the communicator moved to by assignment");
   });
 }

@@ -38,6 +38,30 @@ class RangeComm {
  public:
   // Not a member of anything; is_member() is false.
   RangeComm() = default;
+  RangeComm(const RangeComm&) = default;
+  RangeComm& operator=(const RangeComm&) = default;
+  // A moved-from RangeComm is empty, as if default-constructed: using it throws rbc::Error.
+  RangeComm(RangeComm&& other) noexcept
+      : mpi_comm_(std::exchange(other.mpi_comm_, MPI_COMM_NULL)),
+        range_(other.range_),
+        rank_(std::exchange(other.rank_, -1)),
+        id_(other.id_),
+        sequencer_(std::move(other.sequencer_)),
+        engine_(std::move(other.engine_)),
+        table_(std::move(other.table_)) {}
+  RangeComm& operator=(RangeComm&& other) noexcept {
+    if (this != &other) {
+      mpi_comm_ = std::exchange(other.mpi_comm_, MPI_COMM_NULL);
+      range_ = other.range_;
+      rank_ = std::exchange(other.rank_, -1);
+      id_ = other.id_;
+      sequencer_ = std::move(other.sequencer_);
+      engine_ = std::move(other.engine_);
+      table_ = std::move(other.table_);
+    }
+    return *this;
+  }
+  ~RangeComm() = default;
 
   // All ranks of `comm`. Collective over `comm`: one broadcast of 8 bytes. Works with any MPI
   // library (any MPI_TAG_UB from the standard's 32767 up). RBC sends on `comm` itself with tags
