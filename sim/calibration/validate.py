@@ -7,6 +7,12 @@ writes side by side:
   <out>/validate-<name>-np<N>.jsonl   one record per point: real and simulated seconds, ratio
   <out>/validate-<name>-np<N>.md      the table (simulated / real, within +-25% or not)
   <out>/validate-<name>-np<N>.png     simulated / real per point on a log axis (gnuplot)
+
+Before the real runs it re-measures a few of the profile's own micro-benchmarks on this machine
+(calibrate_mpi --quick: ping-pong, communicator creation, a broadcast, RBC's ping-pong and
+split) and reports how far the machine has drifted from the profile: a machine that changed
+(another load, another clock, a virtual machine's other mode) makes the simulated / real
+ratios wrong however good the model is, and only a recalibration tells the two apart.
 """
 
 import argparse
@@ -32,6 +38,54 @@ BENCH_PREFIX = "JANUS_BENCH "
 TOLERANCE = 0.25
 SORT_IMPLS = "jquick_rbc,jquick_mpi_create_group,jquick_mpi_split,hypercube_rbc"
 KEY_FIELDS = ("benchmark", "p", "variant", "implementation", "n", "n_per_pe", "k")
+DRIFT_SECTIONS = ["pingpong", "comm", "coll", "rbc"]
+
+
+def drift_probes(np):
+    """(label, kind, fields) of the micro-measurements compared with the profile's."""
+    return [
+        ("MPI ping-pong 8 B", "pingpong", {"bytes": 8}),
+        ("MPI ping-pong 1 KiB", "pingpong", {"bytes": 1024}),
+        (f"MPI_Comm_create_group p={np}", "comm", {"op": "create_group", "p": np}),
+        (f"MPI_Comm_split p={np}", "comm", {"op": "split", "p": np}),
+        (f"MPI_Bcast 8 B p={np}", "coll", {"op": "bcast", "bytes": 8, "p": np}),
+        ("RBC ping-pong 8 B", "rbc_pingpong", {"bytes": 8}),
+        (f"RBC split p={np}", "rbc_split", {"p": np}),
+    ]
+
+
+def drift(profile_samples, measured, np):
+    """This machine now against the profile's own measurements of it: one row per probe that
+    both hold (label, profile seconds, now seconds, now / profile, within +-25%)."""
+    def find(records, kind, fields):
+        for r in records:
+            if r.get("kind") == kind and all(r.get(k) == v for k, v in fields.items()) and r.get("samples"):
+                return statistics.median(r["samples"])
+        return None
+
+    rows = []
+    for label, kind, fields in drift_probes(np):
+        then, now = find(profile_samples, kind, fields), find(measured, kind, fields)
+        if then and now:
+            ratio = now / then
+            rows.append({"probe": label, "profile_s": then, "now_s": now, "ratio": ratio,
+                         "within_25": abs(ratio - 1) <= TOLERANCE})
+    return rows
+
+
+def drift_summary(rows, checked, np):
+    """One line on the drift rows, for the table and the records."""
+    if not checked:
+        return "not checked (--sim-only: no real runs)"
+    if not rows:
+        return "not checked: the profile holds no measurements of this kind (a published profile)"
+    off = [r for r in rows if not r["within_25"]]
+    text = f"{len(rows) - len(off)} of {len(rows)} probes within +-25% of the profile's own measurements"
+    if off:
+        names = ", ".join("{} {:.2f}x".format(r["probe"], r["ratio"]) for r in off)
+        text += (f"; drifted: {names}. The ratios below mix the model's error with the machine's "
+                 f"drift; recalibrate (./janus calibrate --np {np}) to tell them apart")
+    return text
 
 
 def plan(quick):
@@ -130,7 +184,8 @@ def main(argv=None):
                 raise calibrate.CalibrationError(f"--only: unknown program(s) {', '.join(unknown)}")
             programs = [(n, a) for n, a in programs if n in only]
         targets = [f"//bench:{name}_{b}" for name, _ in programs for b in ("mpi", "smpi")]
-        bin_root = calibrate.bazel_bin(targets + ["//sim/calibration:libcharge_preload.so"])
+        bin_root = calibrate.bazel_bin(targets + ["//sim/calibration:libcharge_preload.so",
+                                                  "//sim/calibration:calibrate_mpi"])
         preload = os.path.join(bin_root, "sim", "calibration", "libcharge_preload.so")
         platform = args.platform or profile.get("platform", {}).get("name", "cluster")
         params = args.param
@@ -143,6 +198,7 @@ def main(argv=None):
         load = os.getloadavg()[0]
         started = time.monotonic()
         real, sim = {}, {}
+        drift_rows = []
         scratch = tempfile.mkdtemp(prefix="janus-validate.")
         try:
             env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
@@ -153,6 +209,15 @@ def main(argv=None):
                         rec = json.loads(line)
                         if rec.get("real_s") is not None:
                             real[tuple(tuple(x) for x in rec["key"])] = [rec["real_s"]]
+            if not args.sim_only:
+                measured = calibrate.run_measurements(
+                    calibrate.default_launcher(args.np) + [
+                        "--mca", "btl_vader_backing_directory", scratch,
+                        "--mca", "shmem_mmap_backing_file_base_dir", scratch,
+                        os.path.join(bin_root, "sim", "calibration", "calibrate_mpi"), "--quick"] + DRIFT_SECTIONS,
+                    env, args.timeout, f"machine check against the profile, np={args.np}")
+                drift_rows = drift(profile.get("samples") or [], measured, args.np)
+                calibrate.log(f"validate: machine against the profile: {drift_summary(drift_rows, True, args.np)}")
             for name, bench_args in programs:
                 if not args.sim_only:
                     for r in range(repeat):
@@ -180,7 +245,8 @@ def main(argv=None):
                             f"{' (oversubscribed)' if args.np > cores else ''}, {repeat} run(s), "
                             f"load average {load:.1f} at the start"),
                    "simulated": f"SMPI, platform {platform} {' '.join(params)}, profile {profile['name']}, deterministic",
-                   "date": stamp, "quick": args.quick}
+                   "date": stamp, "quick": args.quick,
+                   "machine_check": drift_summary(drift_rows, not args.sim_only, args.np)}
         rows = []
         for key in sorted(set(real) | set(sim), key=lambda k: [str(x) for x in k]):
             r = statistics.median(real[key]) if key in real else None
@@ -194,7 +260,7 @@ def main(argv=None):
         with open(base + ".jsonl", "w") as f:
             for row in rows:
                 f.write(json.dumps(row, separators=(",", ":")) + "\n")
-        table = render_table(rows, context)
+        table = render_table(rows, context, drift_rows)
         with open(base + ".md", "w") as f:
             f.write(table + "\n")
         print(table)
@@ -242,14 +308,22 @@ def fmt_us(s):
     return "-" if s is None else f"{s * 1e6:.3g}"
 
 
-def render_table(rows, context):
+def render_table(rows, context, drift_rows=()):
     ok = [r for r in rows if r["within_25"]]
     rated = [r for r in rows if r["ratio"] is not None]
     lines = [f"Validation of profile {context['profile']} ({context['date']})",
              f"real: {context['real']}", f"simulated: {context['simulated']}",
-             f"{len(ok)} of {len(rated)} points within +-25% (simulated / real in [0.75, 1.25])", "",
-             "| point | real [us] | simulated [us] | simulated / real | within +-25% |",
-             "| --- | ---: | ---: | ---: | --- |"]
+             f"machine against the profile: {context['machine_check']}",
+             f"{len(ok)} of {len(rated)} points within +-25% (simulated / real in [0.75, 1.25])", ""]
+    if drift_rows:
+        lines += ["| probe | in the profile [us] | now [us] | now / profile | within +-25% |",
+                  "| --- | ---: | ---: | ---: | --- |"]
+        for r in drift_rows:
+            lines.append(f"| {r['probe']} | {fmt_us(r['profile_s'])} | {fmt_us(r['now_s'])} | {r['ratio']:.2f} | "
+                         f"{'yes' if r['within_25'] else 'no'} |")
+        lines.append("")
+    lines += ["| point | real [us] | simulated [us] | simulated / real | within +-25% |",
+              "| --- | ---: | ---: | ---: | --- |"]
     for r in rows:
         ratio = "-" if r["ratio"] is None else f"{r['ratio']:.2f}"
         within = "-" if r["within_25"] is None else ("yes" if r["within_25"] else "no")

@@ -1,0 +1,59 @@
+"""./janus validate's machine check: this machine now against the profile's own measurements."""
+
+import os
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.realpath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+import validate  # noqa: E402
+
+
+def rec(kind, seconds, **fields):
+    return dict(kind=kind, samples=[seconds * 0.9, seconds, seconds * 1.5], **fields)
+
+
+PROFILE = [rec("pingpong", 1.0e-7, bytes=8), rec("pingpong", 3.0e-7, bytes=1024),
+           rec("comm", 4.0e-6, op="create_group", p=2), rec("comm", 4.0e-6, op="create_group", p=1),
+           rec("rbc_split", 1.0e-7, p=2)]
+
+
+class MachineCheck(unittest.TestCase):
+    def test_rows_compare_medians_of_the_same_probe(self):
+        now = [rec("pingpong", 1.5e-7, bytes=8), rec("pingpong", 3.3e-7, bytes=1024),
+               rec("comm", 2.0e-6, op="create_group", p=2), rec("comm", 9.0e-6, op="create_group", p=1),
+               rec("coll", 1.0e-7, op="bcast", bytes=8, p=2)]
+        rows = {r["probe"]: r for r in validate.drift(PROFILE, now, 2)}
+        # Only probes both hold: no split, bcast or RBC split here (one side lacks each).
+        self.assertEqual(sorted(rows), ["MPI ping-pong 1 KiB", "MPI ping-pong 8 B", "MPI_Comm_create_group p=2"])
+        self.assertAlmostEqual(rows["MPI ping-pong 8 B"]["ratio"], 1.5)
+        self.assertFalse(rows["MPI ping-pong 8 B"]["within_25"])
+        self.assertTrue(rows["MPI ping-pong 1 KiB"]["within_25"])
+        # p = np is compared, not p = 1 (which drifted 2.25x and must not show).
+        self.assertAlmostEqual(rows["MPI_Comm_create_group p=2"]["ratio"], 0.5)
+
+    def test_summary_names_what_drifted_and_what_to_do(self):
+        rows = validate.drift(PROFILE, [rec("pingpong", 1.5e-7, bytes=8), rec("rbc_split", 1.1e-7, p=2)], 2)
+        text = validate.drift_summary(rows, True, 2)
+        self.assertIn("1 of 2 probes within", text)
+        self.assertIn("MPI ping-pong 8 B 1.50x", text)
+        self.assertIn("./janus calibrate --np 2", text)
+        steady = validate.drift_summary(validate.drift(PROFILE, [rec("rbc_split", 1.1e-7, p=2)], 2), True, 2)
+        self.assertEqual(steady, "1 of 1 probes within +-25% of the profile's own measurements")
+
+    def test_no_check_is_said_as_such(self):
+        self.assertIn("--sim-only", validate.drift_summary([], False, 2))
+        self.assertIn("published profile", validate.drift_summary(validate.drift([], PROFILE, 2), True, 2))
+
+    def test_table_shows_the_probes(self):
+        rows = validate.drift(PROFILE, [rec("pingpong", 1.5e-7, bytes=8)], 2)
+        context = {"profile": "p", "date": "d", "real": "r", "simulated": "s",
+                   "machine_check": validate.drift_summary(rows, True, 2)}
+        table = validate.render_table([], context, rows)
+        self.assertIn("| MPI ping-pong 8 B | 0.1 | 0.15 | 1.50 | no |", table)
+        self.assertIn("machine against the profile: 0 of 1 probes", table)
+
+
+if __name__ == "__main__":
+    unittest.main()
