@@ -7,9 +7,11 @@
 //   but not on checked positions  gives up after its exchange; Error, output a permutation
 //   irreflexive coin flips, a!=b  no check can see them: without verify, a permutation; with
 //                                 verify, Error or an output in order by the comparator
+//   throws on PE 0 after k calls  every PE throws jquick::Error naming the exception (none
+//                                 hangs), each holding its exact share of a permutation
 //
 // Options: --layers=rbc,mpi_create_group,..  --sizes=1,40,300 (n/p)
-// --cases=<=,always-true,coin-flips,reflexive,irreflexive,a!=b,less (default all)  --timing (rank 0 prints
+// --cases=<=,always-true,coin-flips,reflexive,irreflexive,a!=b,less,throws (default all)  --timing (rank 0 prints
 // each case's host and simulated seconds, and the levels and retries of sorts that returned).
 // SMPI 3.32's MPI_Scan/MPI_Iscan send from every rank to every later one (P^2/2 messages), so
 // the MPI layers cost minutes of host time per sort from about 256 simulated ranks on; large
@@ -69,19 +71,25 @@ std::vector<std::int64_t> input(int rank, std::int64_t n_per_pe, std::uint64_t s
   return v;
 }
 
+// Sorts; whether it threw jquick::Error, with its text in `what`.
+template <class Less>
+bool sort_throws(std::vector<std::int64_t>& data, const jquick::Config& config, Less less, std::string& what) {
+  try {
+    jquick::sort(data, MPI_INT64_T, MPI_COMM_WORLD, less, config);
+  } catch (const jquick::Error& e) {
+    what = e.what();
+    return true;
+  }
+  return false;
+}
+
 template <class Less>
 void expect_error_everywhere(Checker& check, const std::vector<std::int64_t>& original,
                              const jquick::Config& config, Less less, bool untouched) {
   std::vector<std::int64_t> data = original;
   const auto before = multiset(data);
-  bool threw = false;
   std::string what;
-  try {
-    jquick::sort(data, MPI_INT64_T, MPI_COMM_WORLD, less, config);
-  } catch (const jquick::Error& e) {
-    threw = true;
-    what = e.what();
-  }
+  const bool threw = sort_throws(data, config, less, what);
   check.equal(count_throwers(threw), check.size(), "PEs that threw jquick::Error");
   check.check(what.find("strict weak order") != std::string::npos, "error names the cause: ",
               what);
@@ -100,7 +108,7 @@ struct Options {
 };
 
 const char* const kCases[] = {"<=", "always-true", "coin-flips", "reflexive", "irreflexive",
-                              "a!=b", "less"};
+                              "a!=b", "less", "throws"};
 
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> parts;
@@ -200,6 +208,39 @@ void expect_consistent(Checker& check, Timer& timer, const std::vector<std::int6
   }
 }
 
+// A comparator that throws on PE 0 after `after` calls (if it is called that often): every PE
+// throws jquick::Error naming the exception, or, where it never fired, none does and the output
+// is sorted; never a hang; always a permutation of the input in exact shares.
+void expect_throw_everywhere(Checker& check, const std::vector<std::int64_t>& original,
+                             const jquick::Config& config, long after) {
+  std::vector<std::int64_t> data = original;
+  const auto before = multiset(data);
+  long calls = 0;
+  bool fired = false;
+  const bool thrower = check.rank() == 0;
+  auto less = [&](std::int64_t a, std::int64_t b) {
+    if (thrower && calls++ >= after) {
+      fired = true;
+      throw std::runtime_error("boom");
+    }
+    return a < b;
+  };
+  std::string what;
+  const bool threw = sort_throws(data, config, less, what);
+  const bool any_fired = count_throwers(fired) > 0;
+  check.equal(count_throwers(threw), any_fired ? check.size() : 0, "PEs that threw jquick::Error");
+  if (any_fired) {
+    const char* where = fired ? "threw an exception on this PE (boom)" : "threw an exception on another PE";
+    check.check(what.find(where) != std::string::npos, "error names the exception: ", what);
+  } else {
+    check.check(std::is_sorted(data.begin(), data.end()), "output not sorted without an exception");
+  }
+  check.check(multiset(data) == before, "elements lost or duplicated");
+  const std::uint64_t n = before.first, p = static_cast<std::uint64_t>(check.size());
+  const std::uint64_t r = static_cast<std::uint64_t>(check.rank());
+  check.equal(static_cast<std::uint64_t>(data.size()), n / p + (r < n % p ? 1 : 0), "share size");
+}
+
 void run(Checker& check, const Options& options) {
   const int rank = check.rank(), p = check.size();
   for (jquick::Layer layer : options.layers) {
@@ -264,6 +305,13 @@ void run(Checker& check, const Options& options) {
           Timer timer(check, options.timing, label("a != b"));
           expect_consistent(check, timer, original, config,
                             [](std::int64_t a, std::int64_t b) { return a != b; });
+        }
+        if (options.wants("throws")) {
+          for (long after : {0L, 3L, 100L}) {
+            Context c2(check, "throws on PE 0 after ", after, " calls");
+            Timer timer(check, options.timing, label(("throws after " + std::to_string(after)).c_str()));
+            expect_throw_everywhere(check, original, config, after);
+          }
         }
         if (options.wants("less")) {
           Context c2(check, "verify with std::less");

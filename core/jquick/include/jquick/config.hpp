@@ -90,7 +90,7 @@ struct Stats {
 // other and greater than every number. Pass it instead of std::less to sort inputs with NaN.
 template <class T>
 struct NanLastLess {
-  bool operator()(const T& a, const T& b) const {
+  bool operator()(const T& a, const T& b) const noexcept {
     if (std::isnan(a)) return false;
     if (std::isnan(b)) return true;
     return a < b;

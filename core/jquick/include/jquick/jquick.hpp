@@ -26,6 +26,13 @@
 //   4 log2 p + 32 or 32 pivot retries; at p >= 3 one scan at the end tells every PE, and all
 //   throw jquick::Error, each holding its share of a permutation of the input (not sorted).
 //   Config::verify additionally checks the result's order and a multiset fingerprint.
+// - A comparator that throws never leaves a PE waiting: the exception is caught inside the
+//   sort, every later comparison on that PE answers false, all PEs run the sort to its end, and
+//   every PE throws jquick::Error ("the comparator threw an exception on this PE (what) / on
+//   another PE"), each holding its share of a permutation of the input. A comparator that may
+//   throw (not noexcept; std::less and std::greater on numbers count as noexcept) costs one
+//   agreement where none was needed otherwise (p = 2, or a whole input of at most
+//   Config::gather_elements on p >= 3); declare it noexcept to avoid that.
 // - Local sorting uses core/localsort: a radix sort for integers, float and double under
 //   std::less / std::greater, a bounds-safe pattern-defeating quicksort otherwise.
 // - NaN: with the default comparator (std::less) a floating-point input containing NaN is

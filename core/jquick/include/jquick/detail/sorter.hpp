@@ -44,6 +44,7 @@
 
 #include "cost/charge.hpp"
 #include "jquick/config.hpp"
+#include "jquick/detail/guarded_less.hpp"
 #include "jquick/detail/layers.hpp"
 #include "jquick/detail/layout.hpp"
 #include "jquick/detail/random.hpp"
@@ -103,9 +104,15 @@ class Sorter {
  public:
   using Comm = typename LayerT::Comm;
   using Pool = typename LayerT::Pool;
+  using Compare = SafeLess<Less, T>;
 
   Sorter(LayerT& layer, MPI_Datatype type, Less less, const Config& config, Stats& stats)
-      : layer_(layer), type_(type), less_(less), config_(config), stats_(stats), clock_(stats) {
+      : layer_(layer),
+        type_(type),
+        less_(make_safe_less<T>(std::move(less), &fault_)),
+        config_(config),
+        stats_(stats),
+        clock_(stats) {
     rank_ = LayerT::rank(layer_.root());
     p_ = LayerT::size(layer_.root());
   }
@@ -192,9 +199,13 @@ class Sorter {
     data.swap(work_);
     std::vector<T>().swap(work_);
     std::vector<T>().swap(scratch_);
-    // p >= 3: a group that found the comparator broken must tell every PE. With verify: check.
-    if ((p_ >= 3 && !whole_small_) || config_.verify) {
+    // p >= 3: a group that found the comparator broken must tell every PE, and so must a PE
+    // whose comparator threw (a comparator that may throw costs this agreement where none would
+    // be needed otherwise: p = 2, or one gathered base case). With verify: check.
+    if ((p_ >= 3 && !whole_small_) || config_.verify || (p_ >= 2 && !kCannotThrow<Less, T>)) {
       agree_and_verify(data, n);
+    } else if (fault_.thrown) {
+      throw_thrown(true);
     } else if (!broken_.empty()) {
       throw_broken();
     }
@@ -261,6 +272,14 @@ class Sorter {
     if (broken_.empty()) broken_ = why;
   }
 
+  [[noreturn]] void throw_thrown(bool here) const {
+    throw Error(std::string("the comparator threw an exception ") +
+                (here ? "on this PE (" + (fault_.what.empty() ? std::string("no text") : fault_.what) + ")"
+                      : std::string("on another PE")) +
+                "; every PE ran the sort to its end comparing nothing after that, so the output is a "
+                "permutation of the input, not sorted");
+  }
+
   [[noreturn]] void throw_broken() const {
     throw Error(std::string("the comparator is not a strict weak order (") +
                 (broken_.empty() ? "found on another PE" : broken_) +
@@ -274,9 +293,9 @@ class Sorter {
   }
 
   // One point-to-point shift of boundary elements (verify only) and one scan-and-broadcast of
-  // three flags over all PEs; every PE throws the same error.
+  // four flags over all PEs; every PE throws the same error.
   void agree_and_verify(const std::vector<T>& result, std::int64_t n) {
-    long long mine[3] = {broken_.empty() ? 0 : 1, 0, 0};
+    long long mine[4] = {broken_.empty() ? 0 : 1, 0, 0, fault_.thrown ? 1 : 0};
     if (config_.verify) {
       if (!std::is_sorted(result.begin(), result.end(), less_)) mine[1] = 1;
       const std::int64_t next_cap = rank_ + 1 < p_ ? layout_->cap(rank_ + 1) : 0;
@@ -294,9 +313,10 @@ class Sorter {
       const std::uint64_t out = fingerprint(result.data(), result.size());
       mine[2] = static_cast<long long>((fingerprint_ - out) & kFingerprintMask);
     }
-    long long prefix[3] = {0, 0, 0}, total[3] = {0, 0, 0};
-    LayerT::scan_and_bcast_now(layer_.root(), mine, prefix, total, 3);
+    long long prefix[4] = {0, 0, 0, 0}, total[4] = {0, 0, 0, 0};
+    LayerT::scan_and_bcast_now(layer_.root(), mine, prefix, total, 4);
     (void)n;
+    if (total[3] > 0) throw_thrown(fault_.thrown);
     if (total[0] > 0) throw_broken();
     if (total[1] > 0) {
       throw Error("verify: the output is not globally sorted (is the comparator a strict weak "
@@ -502,7 +522,7 @@ class Sorter {
 
   // Merges two adjacent sorted runs of samples in (key, index) order.
   rbc::Merger sample_merger() const {
-    const Less less = less_;
+    const Compare less = less_;
     return [less](void* first, void* middle, void* last) {
       std::inplace_merge(static_cast<Sample*>(first), static_cast<Sample*>(middle),
                          static_cast<Sample*>(last), [&less](const Sample& a, const Sample& b) {
@@ -536,7 +556,7 @@ class Sorter {
   // it key < pivot key. Returns the number of small elements, which end up in front.
   std::int64_t partition(Task& task) {
     const T pivot = task.pivot.key;
-    const Less& less = less_;
+    const Compare& less = less_;
     T* begin = task.src;
     T* end = task.src + task.m;
     const std::int64_t before = std::min(std::max<std::int64_t>(task.pivot.index - task.g0 + 1, 0),
@@ -1157,7 +1177,8 @@ class Sorter {
 
   LayerT& layer_;
   MPI_Datatype type_;
-  Less less_;
+  ComparatorFault fault_;  // before less_, which points at it
+  Compare less_;
   const Config& config_;
   Stats& stats_;
   PhaseClock clock_;
