@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -312,6 +313,45 @@ void bad_calls(Checker& check, MPI_Datatype item_type) {
       check.throws<merge::Error>(
           [&] { merge::stable_merge(a, across_b, item_type, MPI_COMM_WORLD, KeyLess(), checked); },
           "input B is not sorted", "B unsorted across PEs, ", merge::to_string(variant));
+    }
+  }
+  // A comparator that throws on the last PE after `after` calls (issue 18): every PE throws
+  // merge::Error naming it, or, where it never fired, none does; no PE is left waiting. With
+  // the sortedness check off the first throw comes inside the co-ranking.
+  for (merge::Variant variant : merge::all_variants()) {
+    for (bool check_sorted : {true, false}) {
+      for (long after : {0L, 2L}) {
+        Context c(check, "comparator throws after ", after, " calls, ", merge::to_string(variant),
+                  check_sorted ? "" : ", no sortedness check");
+        merge::Options throwing;
+        throwing.variant = variant;
+        throwing.check_sorted = check_sorted;
+        const bool thrower = check.rank() == check.size() - 1;
+        long calls = 0;
+        bool fired = false;
+        auto less = [&](const Item& x, const Item& y) {
+          if (thrower && calls++ >= after) {
+            fired = true;
+            throw std::runtime_error("boom");
+          }
+          return x.key < y.key;
+        };
+        bool threw = false;
+        std::string what;
+        try {
+          merge::stable_merge(a, b, item_type, MPI_COMM_WORLD, less, throwing);
+        } catch (const merge::Error& e) {
+          threw = true;
+          what = e.what();
+        }
+        int flags[2] = {fired ? 1 : 0, threw ? 1 : 0};
+        MPI_Allreduce(MPI_IN_PLACE, flags, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        check.equal(flags[1], flags[0] > 0 ? check.size() : 0, "PEs that threw merge::Error");
+        if (flags[0] > 0) {
+          const char* where = fired ? "threw an exception on this PE (boom)" : "threw an exception on another PE";
+          check.check(what.find(where) != std::string::npos, "error names the exception: ", what);
+        }
+      }
     }
   }
   // The communicator is still usable after the failed calls.

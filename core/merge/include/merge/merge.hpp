@@ -27,6 +27,10 @@
 //   neighbour with tag merge::kBoundaryTag. Do not have wildcard receives pending on comm
 //   during the call.
 // - Reads of a PE's own block are plain memory copies in every variant.
+// - A comparator that throws never leaves a PE waiting: its first exception is caught, later
+//   comparisons on that PE answer false, every PE runs the call to its end, and every PE throws
+//   merge::Error naming it. A comparator that may throw (not noexcept; std::less and
+//   std::greater on numbers count as noexcept) costs one MPI_Allreduce at the end.
 
 #include <mpi.h>
 
@@ -38,6 +42,7 @@
 #include <vector>
 
 #include "cost/charge.hpp"
+#include "localsort/guarded_less.hpp"
 #include "merge/corank.hpp"
 #include "merge/detail/remote.hpp"
 #include "merge/options.hpp"
@@ -203,14 +208,18 @@ std::vector<T> stable_merge(const T* a, std::uint64_t m_local, const T* b, std::
   }
   const detail::Distribution dist = detail::describe(m_local, n_local, options.output_count, comm);
   const std::uint64_t m = dist.a.total(), n = dist.b.total();
+  constexpr bool kMayThrow = !localsort::kCannotThrow<Less, T>;
+  localsort::ComparatorFault fault;
+  const auto safe = localsort::make_safe_less<T>(std::move(less), &fault);
+  bool inconsistent = false;  // co-ranks that disagree with the right neighbour's
   std::vector<T> out;
   {
     detail::RemoteInputs in(a, b, sizeof(T), type, dist, comm, options);
-    if (options.check_sorted) detail::check_sorted<T>(a, m_local, b, n_local, in, comm, less);
+    if (options.check_sorted) detail::check_sorted<T>(a, m_local, b, n_local, in, comm, safe);
     const double corank_start = MPI_Wtime();
     local.setup = corank_start - start;
 
-    const auto first = detail::distributed_corank<T>(dist.out_begin, in, comm, less, local);
+    const auto first = detail::distributed_corank<T>(dist.out_begin, in, comm, safe, local);
     local.j = first.first;
     local.l = first.second;
     // The co-ranks of this PE's end are those of the next PE's start.
@@ -226,7 +235,12 @@ std::vector<T> stable_merge(const T* a, std::uint64_t m_local, const T* b, std::
 
     if (next[0] < mine[0] || next[1] < mine[1] ||
         (next[0] - mine[0]) + (next[1] - mine[1]) != dist.out_end - dist.out_begin) {
-      throw Error("merge: the co-ranks are inconsistent; are A and B sorted by the comparator?");
+      // After a comparator threw on some PE its co-ranks may disagree with its neighbours':
+      // every PE still takes part in the fetch epoch (collective in the fence variants).
+      if (!kMayThrow) throw Error("merge: the co-ranks are inconsistent; are A and B sorted by the comparator?");
+      inconsistent = true;
+      next[0] = mine[0];
+      next[1] = mine[1];
     }
     std::vector<T> a_part(next[0] - mine[0]), b_part(next[1] - mine[1]);
     in.open_epoch();
@@ -238,10 +252,22 @@ std::vector<T> stable_merge(const T* a, std::uint64_t m_local, const T* b, std::
     local.fetch = merge_start - fetch_start;
 
     out.resize(a_part.size() + b_part.size());
-    std::merge(a_part.begin(), a_part.end(), b_part.begin(), b_part.end(), out.begin(), less);
+    std::merge(a_part.begin(), a_part.end(), b_part.begin(), b_part.end(), out.begin(), safe);
     cost::charge(cost::Kernel::merge, out.size());
     local.merge = MPI_Wtime() - merge_start;
   }  // windows freed (collective): no PE returns while another may still read its blocks
+  if constexpr (kMayThrow) {
+    int flags[2] = {fault.thrown ? 1 : 0, inconsistent ? 1 : 0};
+    detail::check_mpi(MPI_Allreduce(MPI_IN_PLACE, flags, 2, MPI_INT, MPI_MAX, comm),
+                      "MPI_Allreduce of the comparator flags");
+    if (flags[0] != 0) {
+      throw Error(std::string("merge: the comparator threw an exception ") +
+                  (fault.thrown ? "on this PE (" + (fault.what.empty() ? std::string("no text") : fault.what) + ")"
+                                : std::string("on another PE")) +
+                  "; every PE ran the merge to its end comparing nothing after that, so no output is returned");
+    }
+    if (flags[1] != 0) throw Error("merge: the co-ranks are inconsistent; are A and B sorted by the comparator?");
+  }
   local.total = MPI_Wtime() - start;
   if (stats != nullptr) *stats = local;
   return out;

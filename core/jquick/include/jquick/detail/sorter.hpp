@@ -44,10 +44,10 @@
 
 #include "cost/charge.hpp"
 #include "jquick/config.hpp"
-#include "jquick/detail/guarded_less.hpp"
 #include "jquick/detail/layers.hpp"
 #include "jquick/detail/layout.hpp"
 #include "jquick/detail/random.hpp"
+#include "localsort/guarded_less.hpp"
 #include "localsort/localsort.hpp"
 #include "localsort/merge.hpp"
 
@@ -104,12 +104,12 @@ class Sorter {
  public:
   using Comm = typename LayerT::Comm;
   using Pool = typename LayerT::Pool;
-  using Compare = SafeLess<Less, T>;
+  using Compare = localsort::SafeLess<Less, T>;
 
   Sorter(LayerT& layer, MPI_Datatype type, Less less, const Config& config, Stats& stats)
       : layer_(layer),
         type_(type),
-        less_(make_safe_less<T>(std::move(less), &fault_)),
+        less_(localsort::make_safe_less<T>(std::move(less), &fault_)),
         config_(config),
         stats_(stats),
         clock_(stats) {
@@ -202,7 +202,7 @@ class Sorter {
     // p >= 3: a group that found the comparator broken must tell every PE, and so must a PE
     // whose comparator threw (a comparator that may throw costs this agreement where none would
     // be needed otherwise: p = 2, or one gathered base case). With verify: check.
-    if ((p_ >= 3 && !whole_small_) || config_.verify || (p_ >= 2 && !kCannotThrow<Less, T>)) {
+    if ((p_ >= 3 && !whole_small_) || config_.verify || (p_ >= 2 && !localsort::kCannotThrow<Less, T>)) {
       agree_and_verify(data, n);
     } else if (fault_.thrown) {
       throw_thrown(true);
@@ -1177,7 +1177,7 @@ class Sorter {
 
   LayerT& layer_;
   MPI_Datatype type_;
-  ComparatorFault fault_;  // before less_, which points at it
+  localsort::ComparatorFault fault_;  // before less_, which points at it
   Compare less_;
   const Config& config_;
   Stats& stats_;

@@ -6,9 +6,9 @@
 #include <type_traits>
 #include <utility>
 
-namespace jquick::detail {
+namespace localsort {
 
-// The first exception the comparator threw during a sort, on this PE.
+// The first exception the comparator threw during a call, on this PE.
 struct ComparatorFault {
   bool thrown = false;
   std::string what;
@@ -22,11 +22,12 @@ inline constexpr bool kCannotThrow =
     (std::is_arithmetic_v<T> && (std::is_same_v<Less, std::less<T>> || std::is_same_v<Less, std::greater<T>> ||
                                  std::is_same_v<Less, std::less<>> || std::is_same_v<Less, std::greater<>>));
 
-// A comparator whose exceptions stop inside the sort. A PE that left the sort on an exception
-// would leave the others waiting for its messages forever. Instead the first exception is
-// recorded and every later comparison answers false (all elements equivalent: still a strict
-// weak order), so the PE runs the protocol to its end, and the sort's last agreement makes
-// every PE throw jquick::Error naming it. Copies share the fault (the sample merger keeps one).
+// A comparator whose exceptions stop inside a distributed algorithm (jquick::sort,
+// merge::stable_merge). A PE that left such a call on an exception would leave the others
+// waiting for its messages forever. Instead the first exception is recorded and every later
+// comparison answers false (all elements equivalent: still a strict weak order), so the PE runs
+// the protocol to its end, and a last agreement makes every PE throw an error naming it. Copies
+// share the fault (JQuick's sample merger keeps one).
 template <class Less>
 class GuardedLess {
  public:
@@ -59,7 +60,7 @@ class GuardedLess {
   ComparatorFault* fault_;
 };
 
-// The comparator a sort uses: Less itself where it cannot throw (so the local sort still picks
+// The comparator to use: Less itself where it cannot throw (so the local sort still picks
 // its radix sort for std::less on numbers), else Less guarded.
 template <class Less, class T>
 using SafeLess = std::conditional_t<kCannotThrow<Less, T>, Less, GuardedLess<Less>>;
@@ -74,4 +75,4 @@ SafeLess<Less, T> make_safe_less(Less less, ComparatorFault* fault) {
   }
 }
 
-}  // namespace jquick::detail
+}  // namespace localsort
