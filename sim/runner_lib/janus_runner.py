@@ -230,7 +230,9 @@ def resolve_program(spec, log, suffix=True):
         candidates = [os.path.join(outputs, f) for f in (f"lib{name}.so", f"{name}.so", name)]
         path = next((c for c in candidates if os.path.isfile(c)), candidates[0])
     else:
-        path = os.path.abspath(spec)
+        # Resolved now: building the charge preload afterwards (default compilation mode) re-points
+        # the bazel-bin symlink, and bazel-bin/... would then name another build's program.
+        path = os.path.realpath(spec)
     if not suffix:
         return path
     if not os.path.isfile(path):

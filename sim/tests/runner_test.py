@@ -70,6 +70,26 @@ class Errors(unittest.TestCase):
         self.assertIn("--np is required", proc.stderr)
 
 
+class ProgramPath(unittest.TestCase):
+    def test_a_path_through_a_symlink_is_resolved_when_given(self):
+        # bazel-bin is such a symlink; a later build in another compilation mode re-points it.
+        sys.path.insert(0, os.path.join(ROOT, "sim", "runner_lib"))
+        import janus_runner  # noqa: E402
+
+        with tempfile.TemporaryDirectory() as tmp:
+            for build in ("opt", "fastbuild"):
+                os.makedirs(os.path.join(tmp, build))
+                with open(os.path.join(tmp, build, "libprog.so"), "w") as f:
+                    f.write(build)
+            link = os.path.join(tmp, "bazel-bin")
+            os.symlink(os.path.join(tmp, "opt"), link)
+            path = janus_runner.resolve_program(os.path.join(link, "libprog.so"), lambda _: None, suffix=False)
+            os.remove(link)
+            os.symlink(os.path.join(tmp, "fastbuild"), link)
+            with open(path) as f:
+                self.assertEqual(f.read(), "opt")
+
+
 class Outcomes(unittest.TestCase):
     def test_deadlock_is_reported_with_the_stuck_ranks(self):
         with tempfile.TemporaryDirectory() as tmp:
