@@ -1,6 +1,9 @@
 #include "rbc/request.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
 #include <string>
 #include <utility>
 
@@ -141,9 +144,36 @@ Request::Request(Request&& other) noexcept : op_(std::move(other.op_)), done_(ot
   other.done_ = true;
 }
 
+namespace {
+
+// A request destroyed (or assigned over) before it completed is waited for there, where nothing
+// can throw: if completing it fails (a truncated receive under MPI_ERRORS_RETURN, a freed base
+// communicator), no caller can see the error. Say what failed and end the job, as the fatal
+// error handler would, instead of std::terminate's bare abort of this one process.
+void wait_abandoned(Request& request) noexcept {
+  try {
+    request.wait();
+    return;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr,
+                 "rbc: a request destroyed before it completed could not complete: %s (a destructor "
+                 "cannot throw; wait() or test() the request to get the error)\n",
+                 e.what());
+  } catch (...) {
+    std::fprintf(stderr, "rbc: a request destroyed before it completed could not complete\n");
+  }
+  std::fflush(stderr);
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Abort(MPI_COMM_WORLD, 1);
+  std::abort();
+}
+
+}  // namespace
+
 Request& Request::operator=(Request&& other) noexcept {
   if (this != &other) {
-    if (!done_) wait();
+    if (!done_) wait_abandoned(*this);
     op_ = std::move(other.op_);
     done_ = other.done_;
     other.done_ = true;
@@ -152,7 +182,7 @@ Request& Request::operator=(Request&& other) noexcept {
 }
 
 Request::~Request() {
-  if (!done_) wait();
+  if (!done_) wait_abandoned(*this);
 }
 
 bool Request::advance(bool may_test) {

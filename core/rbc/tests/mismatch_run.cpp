@@ -15,6 +15,9 @@
 //   mismatch_run extra_recv         rank 0 receives a message rank 1 never sends
 //   mismatch_run extra_probe        rank 0 probes for it (rbc::probe blocks)
 //   mismatch_run extra_probe_polling the same with a receive of rank 0's pending (rbc::probe polls)
+// A request destroyed before it completed, whose completion fails (any build):
+//   mismatch_run dropped_truncation rank 1 drops a receive too small for what rank 0 sends, with
+//                                   MPI_ERRORS_RETURN: RBC names the error and ends the job
 #include <mpi.h>
 
 #include <cstdio>
@@ -56,10 +59,17 @@ int main(int argc, char** argv) {
       rbc::Request pending = rbc::irecv(values + 1, 1, MPI_INT, 1, 6, world);
       rbc::probe(1, 5, world);
     }
+  } else if (mode == "dropped_truncation") {
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int four[4] = {1, 2, 3, 4};
+    if (world.rank() == 0) rbc::send(four, 4, MPI_INT, 1, 5, world);
+    if (world.rank() == 1) {
+      rbc::Request dropped = rbc::irecv(values, 1, MPI_INT, 0, 5, world);
+    }
   } else {
     std::fprintf(stderr,
                  "usage: mismatch_run barrier_vs_bcast|count|bcast_root|reduce_root|gather_root|extra_collective|"
-                 "extra_recv|extra_probe|extra_probe_polling\n");
+                 "extra_recv|extra_probe|extra_probe_polling|dropped_truncation\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   // Keep every rank alive until the mismatch is reported (under SMPI a send to a rank that has
