@@ -199,6 +199,7 @@ def main(argv=None):
         started = time.monotonic()
         real, sim = {}, {}
         drift_rows = []
+        machine_check = drift_summary(drift_rows, False, args.np)
         scratch = tempfile.mkdtemp(prefix="janus-validate.")
         try:
             env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
@@ -209,22 +210,20 @@ def main(argv=None):
                         rec = json.loads(line)
                         if rec.get("real_s") is not None:
                             real[tuple(tuple(x) for x in rec["key"])] = [rec["real_s"]]
+            launcher = calibrate.default_launcher(args.np) + [
+                "--mca", "btl_vader_backing_directory", scratch,
+                "--mca", "shmem_mmap_backing_file_base_dir", scratch]
             if not args.sim_only:
                 measured = calibrate.run_measurements(
-                    calibrate.default_launcher(args.np) + [
-                        "--mca", "btl_vader_backing_directory", scratch,
-                        "--mca", "shmem_mmap_backing_file_base_dir", scratch,
-                        os.path.join(bin_root, "sim", "calibration", "calibrate_mpi"), "--quick"] + DRIFT_SECTIONS,
+                    launcher + [os.path.join(bin_root, "sim", "calibration", "calibrate_mpi"), "--quick"] + DRIFT_SECTIONS,
                     env, args.timeout, f"machine check against the profile, np={args.np}")
                 drift_rows = drift(profile.get("samples") or [], measured, args.np)
-                calibrate.log(f"validate: machine against the profile: {drift_summary(drift_rows, True, args.np)}")
+                machine_check = drift_summary(drift_rows, True, args.np)
+                calibrate.log(f"validate: machine against the profile: {machine_check}")
             for name, bench_args in programs:
                 if not args.sim_only:
                     for r in range(repeat):
-                        cmd = calibrate.default_launcher(args.np) + [
-                            "--mca", "btl_vader_backing_directory", scratch,
-                            "--mca", "shmem_mmap_backing_file_base_dir", scratch,
-                            os.path.join(bin_root, "bench", f"{name}_mpi")] + bench_args
+                        cmd = launcher + [os.path.join(bin_root, "bench", f"{name}_mpi")] + bench_args
                         for rec in collect(cmd, env, args.timeout, f"real {name} np={args.np} run {r + 1}/{repeat}"):
                             real.setdefault(key_of(rec), []).append(rec["median_s"])
                 cmd = [os.path.join(ROOT, "sim", "runner"), os.path.join(bin_root, "bench", f"lib{name}_smpi.so"),
@@ -246,7 +245,7 @@ def main(argv=None):
                             f"load average {load:.1f} at the start"),
                    "simulated": f"SMPI, platform {platform} {' '.join(params)}, profile {profile['name']}, deterministic",
                    "date": stamp, "quick": args.quick,
-                   "machine_check": drift_summary(drift_rows, not args.sim_only, args.np)}
+                   "machine_check": machine_check}
         rows = []
         for key in sorted(set(real) | set(sim), key=lambda k: [str(x) for x in k]):
             r = statistics.median(real[key]) if key in real else None

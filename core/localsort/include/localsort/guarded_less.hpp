@@ -12,6 +12,12 @@ namespace localsort {
 struct ComparatorFault {
   bool thrown = false;
   std::string what;
+
+  // For the error every PE throws once they agreed that some comparator threw.
+  std::string describe() const {
+    if (!thrown) return "the comparator threw an exception on another PE";
+    return "the comparator threw an exception on this PE (" + (what.empty() ? std::string("no text") : what) + ")";
+  }
 };
 
 // Comparators that cannot throw: noexcept ones, and std::less / std::greater on arithmetic

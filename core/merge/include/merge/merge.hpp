@@ -212,6 +212,7 @@ std::vector<T> stable_merge(const T* a, std::uint64_t m_local, const T* b, std::
   localsort::ComparatorFault fault;
   const auto safe = localsort::make_safe_less<T>(std::move(less), &fault);
   bool inconsistent = false;  // co-ranks that disagree with the right neighbour's
+  constexpr const char* kInconsistent = "merge: the co-ranks are inconsistent; are A and B sorted by the comparator?";
   std::vector<T> out;
   {
     detail::RemoteInputs in(a, b, sizeof(T), type, dist, comm, options);
@@ -237,7 +238,7 @@ std::vector<T> stable_merge(const T* a, std::uint64_t m_local, const T* b, std::
         (next[0] - mine[0]) + (next[1] - mine[1]) != dist.out_end - dist.out_begin) {
       // After a comparator threw on some PE its co-ranks may disagree with its neighbours':
       // every PE still takes part in the fetch epoch (collective in the fence variants).
-      if (!kMayThrow) throw Error("merge: the co-ranks are inconsistent; are A and B sorted by the comparator?");
+      if (!kMayThrow) throw Error(kInconsistent);
       inconsistent = true;
       next[0] = mine[0];
       next[1] = mine[1];
@@ -261,12 +262,10 @@ std::vector<T> stable_merge(const T* a, std::uint64_t m_local, const T* b, std::
     detail::check_mpi(MPI_Allreduce(MPI_IN_PLACE, flags, 2, MPI_INT, MPI_MAX, comm),
                       "MPI_Allreduce of the comparator flags");
     if (flags[0] != 0) {
-      throw Error(std::string("merge: the comparator threw an exception ") +
-                  (fault.thrown ? "on this PE (" + (fault.what.empty() ? std::string("no text") : fault.what) + ")"
-                                : std::string("on another PE")) +
+      throw Error("merge: " + fault.describe() +
                   "; every PE ran the merge to its end comparing nothing after that, so no output is returned");
     }
-    if (flags[1] != 0) throw Error("merge: the co-ranks are inconsistent; are A and B sorted by the comparator?");
+    if (flags[1] != 0) throw Error(kInconsistent);
   }
   local.total = MPI_Wtime() - start;
   if (stats != nullptr) *stats = local;

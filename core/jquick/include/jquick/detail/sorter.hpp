@@ -205,7 +205,7 @@ class Sorter {
     if ((p_ >= 3 && !whole_small_) || config_.verify || (p_ >= 2 && !localsort::kCannotThrow<Less, T>)) {
       agree_and_verify(data, n);
     } else if (fault_.thrown) {
-      throw_thrown(true);
+      throw_thrown();
     } else if (!broken_.empty()) {
       throw_broken();
     }
@@ -272,10 +272,8 @@ class Sorter {
     if (broken_.empty()) broken_ = why;
   }
 
-  [[noreturn]] void throw_thrown(bool here) const {
-    throw Error(std::string("the comparator threw an exception ") +
-                (here ? "on this PE (" + (fault_.what.empty() ? std::string("no text") : fault_.what) + ")"
-                      : std::string("on another PE")) +
+  [[noreturn]] void throw_thrown() const {
+    throw Error(fault_.describe() +
                 "; every PE ran the sort to its end comparing nothing after that, so the output is a "
                 "permutation of the input, not sorted");
   }
@@ -316,7 +314,7 @@ class Sorter {
     long long prefix[4] = {0, 0, 0, 0}, total[4] = {0, 0, 0, 0};
     LayerT::scan_and_bcast_now(layer_.root(), mine, prefix, total, 4);
     (void)n;
-    if (total[3] > 0) throw_thrown(fault_.thrown);
+    if (total[3] > 0) throw_thrown();
     if (total[0] > 0) throw_broken();
     if (total[1] > 0) {
       throw Error("verify: the output is not globally sorted (is the comparator a strict weak "
