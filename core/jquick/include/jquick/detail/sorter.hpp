@@ -15,9 +15,11 @@
 // small iff (key, index) <= pivot; with the pivot's index known, elements before it compare
 // with <=, elements after it with <, so the tie-break costs no communication. (3) One
 // scan-and-broadcast of (small, large) counts gives every PE the target indices of its small
-// elements (gb + prefix) and large ones (gb + s + prefix); it also carries a flag (comp(x, x)
-// was true for a member's sample), after which the group gives up the task once (4) is done. (4) Data are sent with nonblocking
-// sends to the owners of those indices; each PE receives with ANY_SOURCE until its share has
+// elements (in [gb, gb + s)) and large ones (in [gb + s, ge)), each target PE taking its share
+// from the group's first and second half in proportion (stream_split.hpp), so about half of
+// each PE's data stays where it is; it also carries a flag (comp(x, x) was true for a member's
+// sample), after which the group gives up the task once (4) is done. (4) Data are sent with
+// nonblocking sends to the owners of those indices; each PE receives with ANY_SOURCE until its share has
 // arrived, then orders the received pieces by (kind, source), so the layout (and with it the
 // next level's tie-break) is deterministic. (5) The children [gb, gb+s) and [gb+s, ge) get
 // groups (RBC: local split; MPI: communicator creation in the configured schedule). Children
@@ -47,6 +49,7 @@
 #include "jquick/detail/layers.hpp"
 #include "jquick/detail/layout.hpp"
 #include "jquick/detail/random.hpp"
+#include "jquick/detail/stream_split.hpp"
 #include "localsort/guarded_less.hpp"
 #include "localsort/localsort.hpp"
 #include "localsort/merge.hpp"
@@ -369,10 +372,12 @@ class Sorter {
     std::vector<Sample> samples;
     std::vector<Sample> gathered;
     Sample pivot{};
-    // (small, large, whether this PE's samples showed comp(x, x) true); scanned over the group.
-    long long counts[3] = {0, 0, 0};
-    long long prefix[3] = {0, 0, 0};
-    long long totals[3] = {0, 0, 0};
+    // (small, large, whether this PE's samples showed comp(x, x) true, and small and large
+    // again from the PEs of stream 0 only); scanned over the group.
+    long long counts[5] = {0, 0, 0, 0, 0};
+    long long prefix[5] = {0, 0, 0, 0, 0};
+    long long totals[5] = {0, 0, 0, 0, 0};
+    int stream = 0;  // which source stream of StreamSplit this PE's elements belong to
     Region regions[2];
     bool degenerate = false;
     bool reflexive_sample = false;
@@ -543,10 +548,14 @@ class Sorter {
     task.counts[0] = small;
     task.counts[1] = task.m - small;
     task.counts[2] = task.reflexive_sample ? 1 : 0;
+    // Stream 0 is the PEs before the owner of the task's middle index (see StreamSplit).
+    task.stream = rank_ < layout_->owner(task.gb + task.size() / 2) ? 0 : 1;
+    task.counts[3] = task.stream == 0 ? task.counts[0] : 0;
+    task.counts[4] = task.stream == 0 ? task.counts[1] : 0;
     task.phase = kCalculation;
     clock_.to(kCalculation);
     Task* t = &task;
-    layer_.scan_and_bcast(pool, task.comm, task.counts, task.prefix, task.totals, 3,
+    layer_.scan_and_bcast(pool, task.comm, task.counts, task.prefix, task.totals, 5,
                           [this, t, &pool] { on_counts(pool, *t); });
   }
 
@@ -591,20 +600,20 @@ class Sorter {
     task.regions[1].begin = std::min(task.t1, std::max(task.t0, task.gb + s));
     task.regions[1].end = task.t1;
 
-    const std::int64_t small = task.counts[0];
-    const std::int64_t large = task.counts[1];
-    const std::int64_t targets[2] = {task.gb + (task.prefix[0] - small),
-                                     task.gb + s + (task.prefix[1] - large)};
-    const std::int64_t counts[2] = {small, large};
-    const std::int64_t offsets[2] = {0, small};
+    // Stream 0's PEs come first in the group, so a PE's position in its stream is its prefix,
+    // less stream 0's total for stream 1.
+    const std::int64_t bounds[3] = {task.gb, task.gb + s, task.ge};
+    std::int64_t offset = 0;
     for (int kind = 0; kind < 2; ++kind) {
-      std::int64_t index = targets[kind];
-      std::int64_t left = counts[kind];
-      std::int64_t offset = offsets[kind];
+      const StreamSplit split(layout, bounds[kind], bounds[kind + 1] - bounds[kind],
+                              task.totals[3 + kind]);
+      std::int64_t left = task.counts[kind];
+      std::int64_t y = task.prefix[kind] - left - (task.stream == 0 ? 0 : task.totals[3 + kind]);
+      int owner = left > 0 ? split.owner_of(task.stream, y) : split.last();
       while (left > 0) {
-        const int owner = layout.owner(index);
-        const std::int64_t piece = std::min(left, layout.end(owner) - index);
-        if (owner == rank_) {
+        if (owner > split.last()) throw Error("internal: exchange targets past the group");
+        const std::int64_t piece = std::min(left, split.hi(task.stream, owner) - y);
+        if (piece > 0 && owner == rank_) {
           Region& region = task.regions[kind];
           std::copy(task.src + offset, task.src + offset + piece,
                     task.dst + (region.begin - task.t0) + region.filled);
@@ -612,14 +621,15 @@ class Sorter {
           cost::charge(cost::Kernel::copy, static_cast<std::size_t>(piece));
           region.pieces.push_back(Piece{rank_ - task.first, region.filled, piece});
           region.filled += piece;
-        } else {
+        } else if (piece > 0) {
           layer_.isend(pool, task.comm, task.src + offset, static_cast<int>(piece), type_,
                        owner - task.first, data_tag(task, kind, owner));
           ++stats_.messages_sent;
         }
-        index += piece;
+        y += piece;
         offset += piece;
         left -= piece;
+        ++owner;
       }
     }
     for (int kind = 0; kind < 2; ++kind) {
