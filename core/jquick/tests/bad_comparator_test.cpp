@@ -289,6 +289,12 @@ void run(Checker& check, const Options& options) {
           expect_error_everywhere(
               check, sneaky, config,
               [](std::int64_t a, std::int64_t b) { return a < b || (a == b && (a & 1)); }, false);
+          // A comparator that cannot throw skips the final agreement where the whole input is
+          // one gathered base case: there the root's flag alone must reach every PE.
+          expect_error_everywhere(
+              check, sneaky, config,
+              [](std::int64_t a, std::int64_t b) noexcept { return a < b || (a == b && (a & 1)); },
+              false);
         }
         if (options.wants("irreflexive")) {
           Context c2(check, "irreflexive coin flips");

@@ -1103,10 +1103,14 @@ class Sorter {
   // A task of at most Config::gather_elements elements on >= 3 PEs. Every member turns its
   // elements into (key, global index) samples and sorts them; a merging gather (RBC: merged
   // inside the tree) gives the group's first PE all of them in (key, index) order, the order
-  // the recursion would produce; it broadcasts the keys plus one flag byte (comp(x, x) true
-  // for some element: it checks every one), and each member copies its share. One PE decides
-  // the order, so even a comparator that is not a strict weak order yields a permutation, and
-  // all members learn the same flag.
+  // the recursion would produce; it scatters the keys down a binomial tree, each member
+  // receiving those of its subtree in one message (the first round carries half of what a
+  // broadcast would, later ones less), and each member keeps its share. The flag (comp(x, x)
+  // true for some element: the root checks every one) travels as one more byte where it is set.
+  // One PE decides the order, so even a comparator that is not a strict weak order yields a
+  // permutation, and all members learn the same flag.
+  static constexpr int kScatterTag = kTagBase + 4;
+
   struct Small {
     std::int64_t gb = 0, ge = 0;
     Comm comm;
@@ -1114,8 +1118,23 @@ class Sorter {
     std::int64_t t0 = 0, t1 = 0;
     std::vector<Sample> samples;
     std::vector<Sample> gathered;
-    std::vector<unsigned char> bytes;  // N keys, then the flag
+    int first = 0;  // the root rank of group rank 0
+    int size = 0;   // of the group
+    int rank = 0;   // in the group
+    int span = 0;   // this member's subtree: group ranks [rank, rank + span)
+    std::vector<unsigned char> bytes;  // the subtree's keys, then room for the flag
+    unsigned char flag = 0;
+    std::vector<std::vector<unsigned char>> staged;  // outgoing blocks with the flag appended
   };
+
+  // The global indices of `small`'s group members [a, b).
+  std::int64_t small_begin(const Small& small, int a) const {
+    return std::min(small.ge, std::max(small.gb, layout_->start(small.first + a)));
+  }
+  std::int64_t small_end(const Small& small, int b) const {
+    if (b == 0) return small.gb;
+    return std::max(small.gb, std::min(small.ge, layout_->end(small.first + b - 1)));
+  }
 
   void start_small(Pool& pool, Small& small) {
     small.t0 = std::max(small.gb, my_start_);
@@ -1139,48 +1158,90 @@ class Sorter {
     cost::charge(cost::Kernel::sort, small.samples.size());
     clock_.to(kBase);
     const std::int64_t total = small.ge - small.gb;
-    const bool root = LayerT::rank(small.comm) == 0;
-    const int bytes = static_cast<int>(total * static_cast<std::int64_t>(sizeof(T)) + 1);
+    small.rank = LayerT::rank(small.comm);
+    small.size = LayerT::size(small.comm);
+    small.first = rank_ - small.rank;
+    int top = 1;
+    while (top < small.size) top *= 2;
+    small.span = small.rank == 0 ? top : (small.rank & -small.rank);
+    const std::int64_t keys = small_end(small, std::min(small.rank + small.span, small.size)) -
+                              small_begin(small, small.rank);
+    small.bytes.resize(static_cast<std::size_t>(keys) * sizeof(T) + 1);
+    const bool root = small.rank == 0;
     small.gathered.resize(root ? static_cast<std::size_t>(total) : 0);
-    small.bytes.resize(static_cast<std::size_t>(bytes));
     Small* s = &small;
     layer_.gather_merge(pool, small.comm, small.samples.data(), static_cast<int>(m),
                         small.gathered.data(), static_cast<int>(total), sample_type(),
-                        sample_merger(), [this, s, root, bytes, &pool] {
-                          // Every member starts the broadcast only now: the MPI layer's gather
+                        sample_merger(), [this, s, root, &pool] {
+                          // Every member starts the scatter only now: the MPI layer's gather
                           // is two collectives, and all members must call them in one order.
                           if (!root) {
-                            layer_.bcast(pool, s->comm, s->bytes.data(), bytes, MPI_BYTE, 0,
-                                         [this, s] { keep_share(*s); });
+                            receive_small(pool, *s);
                             return;
                           }
-                          unsigned char flag = 0;
                           unsigned char* out = s->bytes.data();
                           for (const Sample& x : s->gathered) {
-                            if (less_(x.key, x.key)) flag = 1;
+                            if (less_(x.key, x.key)) s->flag = 1;
                             std::memcpy(out, &x.key, sizeof(T));
                             out += sizeof(T);
                           }
-                          *out = flag;
                           cost::charge(cost::Kernel::copy, s->gathered.size());
-                          layer_.bcast(pool, s->comm, s->bytes.data(), bytes, MPI_BYTE, 0,
-                                       [this, s] { keep_share(*s); });
+                          forward_small(pool, *s);
                         });
   }
 
+  // The subtree's keys come from the parent in one message, one byte longer when the flag is set.
+  void receive_small(Pool& pool, Small& small) {
+    const int capacity = static_cast<int>(small.bytes.size());
+    Small* s = &small;
+    layer_.irecv(pool, small.comm, small.bytes.data(), capacity, MPI_BYTE,
+                 small.rank - small.span, kScatterTag, [this, s, capacity, &pool](int, int count) {
+                   if (count == capacity) {
+                     s->flag = s->bytes.back();
+                   } else if (count != capacity - 1) {
+                     throw Error("internal: a gathered base case's block has the wrong size");
+                   }
+                   forward_small(pool, *s);
+                 });
+  }
+
+  // Sends each child its subtree's keys, the largest subtree first, and keeps this PE's share.
+  void forward_small(Pool& pool, Small& small) {
+    const std::int64_t base = small_begin(small, small.rank);
+    for (int half = small.span / 2; half >= 1; half /= 2) {
+      const int child = small.rank + half;
+      if (child >= small.size) continue;
+      const std::int64_t begin = small_begin(small, child);
+      const std::int64_t end = small_end(small, std::min(child + half, small.size));
+      const unsigned char* block =
+          small.bytes.data() + (begin - base) * static_cast<std::int64_t>(sizeof(T));
+      const std::size_t length = static_cast<std::size_t>(end - begin) * sizeof(T);
+      if (small.flag == 0) {
+        layer_.isend(pool, small.comm, block, static_cast<int>(length), MPI_BYTE, child,
+                     kScatterTag);
+        continue;
+      }
+      small.staged.emplace_back(block, block + length);
+      small.staged.back().push_back(small.flag);
+      layer_.isend(pool, small.comm, small.staged.back().data(), static_cast<int>(length + 1),
+                   MPI_BYTE, child, kScatterTag);
+    }
+    keep_share(small);
+  }
+
   void keep_share(Small& small) {
-    if (small.bytes.back() != 0) comparator_broken("comp(x, x) was true for a gathered element");
+    if (small.flag != 0) comparator_broken("comp(x, x) was true for a gathered element");
     const std::int64_t count = small.t1 - small.t0;
     if (count > 0) {  // a PE without elements may have no storage at all
+      const std::int64_t offset = small.t0 - small_begin(small, small.rank);
       std::memcpy(static_cast<void*>(work_.data() + (small.t0 - my_start_)),
-                  small.bytes.data() + (small.t0 - small.gb) * static_cast<std::int64_t>(sizeof(T)),
+                  small.bytes.data() + offset * static_cast<std::int64_t>(sizeof(T)),
                   static_cast<std::size_t>(count) * sizeof(T));
     }
     stats_.bytes_copied += static_cast<long long>(count * static_cast<std::int64_t>(sizeof(T)));
     cost::charge(cost::Kernel::copy, static_cast<std::size_t>(count));
     std::vector<Sample>().swap(small.samples);
     std::vector<Sample>().swap(small.gathered);
-    std::vector<unsigned char>().swap(small.bytes);
   }
 
   LayerT& layer_;
