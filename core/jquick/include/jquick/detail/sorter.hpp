@@ -10,8 +10,9 @@
 // together: all their nonblocking operations sit in one pool, progressed by one blocking wait.
 //
 // One level of a task: (1) samples are drawn at global indices (binomial split of the count
-// down a tree over the indices, local), sorted, merged into group rank 0 by a merging gather;
-// the median (key, index) is broadcast. (2) Each PE partitions its segment: an element is
+// down a tree over the indices, local), sorted, and merged on every member by a merging
+// allgather (the MPI layers: a merging gather and a broadcast); each takes the median
+// (key, index). (2) Each PE partitions its segment: an element is
 // small iff (key, index) <= pivot; with the pivot's index known, elements before it compare
 // with <=, elements after it with <, so the tie-break costs no communication. (3) One
 // scan-and-broadcast of (small, large) counts gives every PE the target indices of its small
