@@ -391,6 +391,31 @@ void run_special(Checker& check, const Options& options) {
     MPI_Reduce(&retries, &total_retries, 1, MPI_INT, MPI_SUM, 0, world);
     if (rank == 0) std::printf("[jquick_test] single-sample pivots: %d repeated levels\n", total_retries);
   }
+  if (p >= 6) {
+    // Children on >= 3 PEs take their pivot from the parent's samples (no sampling round).
+    // With all keys equal the inherited pivot must still split: its index lies in the child's
+    // interval, so no level is repeated.
+    Context c(check, "inherited pivots");
+    for (inputs::Distribution distribution :
+         {inputs::Distribution::kUniform, inputs::Distribution::kZero}) {
+      Context cd(check, inputs::name(distribution));
+      inputs::Params large = params;
+      large.n_per_pe = 2000;
+      const std::vector<double> input = inputs::generate<double>(distribution, large);
+      for (const LayerChoice& choice : options.layers) {
+        Context cl(check, choice.name);
+        std::vector<double> data = input;
+        const jquick::Stats stats =
+            jquick::sort(data, MPI_DOUBLE, world, std::less<double>(), config_for(choice, 13));
+        verify(check, input, data, std::less<double>(), world);
+        int inherited = 0, retries = 0;
+        MPI_Allreduce(&stats.inherited_pivots, &inherited, 1, MPI_INT, MPI_MAX, world);
+        MPI_Allreduce(&stats.retries, &retries, 1, MPI_INT, MPI_MAX, world);
+        check.check(inherited > 0, "no level took its pivot from its parent's samples");
+        check.equal(retries, 0, "repeated levels");
+      }
+    }
+  }
   {
     Context c(check, "schedules agree");
     std::vector<double> a = uniform, b = uniform;

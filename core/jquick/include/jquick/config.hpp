@@ -42,13 +42,16 @@ struct Config {
   Schedule schedule = Schedule::alternating;
   Wildcard wildcard = Wildcard::posted;  // Layer::rbc only
   // The pivot is the median of k = max(k1 log2 p', k2 n'/p', k3) samples of a group of p' PEs
-  // holding n' elements (the thesis' tuned values).
+  // holding n' elements; a level that samples draws 2k, so that its children inherit enough.
+  // k1 and k3 are the thesis' tuned values. Here every member receives all samples, so k2 is
+  // 1/400 instead of the thesis' 1/50: in simulation (supermuc profile, 16 and 64 ranks, n/p
+  // 4096-65536, four seeds) about 1% faster on average (docs/benchmarks.md).
   double k1 = 16.0;
-  double k2 = 1.0 / 50.0;
+  double k2 = 1.0 / 400.0;
   double k3 = 9.0;
   // Sub-problems (the whole input included) of at most this many elements on >= 3 PEs skip
-  // the recursion: a merging gather of (key, global index) pairs to the group's first PE and one
-  // broadcast of the sorted keys, after which every PE keeps exactly its share. Two tree
+  // the recursion: a merging gather of (key, global index) pairs to the group's first PE and a
+  // scatter of the sorted keys down a binomial tree, after which every PE keeps exactly its share. Two tree
   // collectives instead of about log2 p' levels of four each. 0 turns it off. 4096: measured
   // against 1024 and 16384 on Open MPI (8 ranks) and SMPI (16, 64 ranks), docs/benchmarks.md.
   std::int64_t gather_elements = 4096;
@@ -77,6 +80,7 @@ struct Stats {
   int levels = 0;                    // distributed recursion levels this PE took part in
   int janus_levels = 0;              // of those, levels on which it worked for two groups
   int retries = 0;                   // levels repeated because the pivot was a group maximum
+  int inherited_pivots = 0;          // levels whose pivot came from the parent's samples
   long long messages_sent = 0;       // data-exchange messages (base cases included)
   long long messages_received = 0;
   // Bytes this PE copied between its own buffers (copies to itself in the exchange, moving a

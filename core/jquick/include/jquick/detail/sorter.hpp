@@ -372,6 +372,7 @@ class Sorter {
     std::int64_t k = 0;
     std::vector<Sample> samples;
     std::vector<Sample> gathered;
+    std::vector<Sample> inherited;  // the parent's samples that fell into this task, in order
     Sample pivot{};
     // (small, large, whether this PE's samples showed comp(x, x) true, and small and large
     // again from the PEs of stream 0 only); scanned over the group.
@@ -492,8 +493,23 @@ class Sorter {
     const double by_p = config_.k1 * std::log2(group);
     const double by_n = config_.k2 * static_cast<double>(task.size()) / group;
     double k = std::max(std::max(by_p, by_n), config_.k3);
-    k = std::min(std::max(std::ceil(k), 1.0), static_cast<double>(INT_MAX / 4));
-    task.k = static_cast<std::int64_t>(k);
+    k = std::min(std::max(std::ceil(k), 1.0), static_cast<double>(INT_MAX / 8));
+    const std::int64_t needed = static_cast<std::int64_t>(k);
+    if (static_cast<std::int64_t>(task.inherited.size()) >= needed) {
+      // The parent's samples on this side of its pivot are a uniform sample of this task's
+      // elements, already in every member's hands; how many there are depends only on the
+      // parent's count, so all members decide alike and the level needs no sampling round.
+      task.gathered = std::move(task.inherited);
+      task.inherited.clear();
+      task.k = static_cast<std::int64_t>(task.gathered.size());
+      ++stats_.inherited_pivots;
+      task.pivot = task.gathered[static_cast<std::size_t>((task.k - 1) / 2)];
+      on_pivot(pool, task);
+      return;
+    }
+    task.inherited.clear();
+    // Twice the samples a pivot needs: each child inherits about as many as it needs.
+    task.k = 2 * needed;
     const std::uint64_t seed = task_seed(task);
     std::vector<std::int64_t> positions;
     const std::int64_t offset = task.g0 - task.gb;
@@ -762,6 +778,7 @@ class Sorter {
       child->last = c.last;
       child->depth = creation.parent->depth + 1;
       child->comm = std::move(comm);
+      inherit_samples(*creation.parent, *child);
       created.push_back(std::move(child));
     }
     for (auto& task : active) {
@@ -781,6 +798,20 @@ class Sorter {
     std::sort(next.begin(), next.end(), [](const std::unique_ptr<Task>& a,
                                            const std::unique_ptr<Task>& b) { return a->gb < b->gb; });
     return next;
+  }
+
+  // The parent's samples at or below its pivot go to its small child, the others to its large
+  // one (by position in the sorted samples, so the counts are the same on every member).
+  void inherit_samples(const Task& parent, Task& child) const {
+    const std::vector<Sample>& all = parent.gathered;
+    const std::size_t cut = static_cast<std::size_t>((parent.k - 1) / 2) + 1;
+    if (all.size() != static_cast<std::size_t>(parent.k) || cut > all.size()) return;
+    const bool small_child = child.gb == parent.gb && parent.totals[0] > 0;
+    if (small_child) {
+      child.inherited.assign(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(cut));
+    } else {
+      child.inherited.assign(all.begin() + static_cast<std::ptrdiff_t>(cut), all.end());
+    }
   }
 
   // ------------------------------------------------------------------------------ base cases
