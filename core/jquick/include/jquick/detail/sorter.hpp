@@ -379,7 +379,6 @@ class Sorter {
     long long counts[5] = {0, 0, 0, 0, 0};
     long long prefix[5] = {0, 0, 0, 0, 0};
     long long totals[5] = {0, 0, 0, 0, 0};
-    int stream = 0;  // which source stream of StreamSplit this PE's elements belong to
     Region regions[2];
     bool degenerate = false;
     bool reflexive_sample = false;
@@ -565,15 +564,20 @@ class Sorter {
     task.counts[0] = small;
     task.counts[1] = task.m - small;
     task.counts[2] = task.reflexive_sample ? 1 : 0;
-    // Stream 0 is the PEs before the owner of the task's middle index (see StreamSplit).
-    task.stream = rank_ < layout_->owner(task.gb + task.size() / 2) ? 0 : 1;
-    task.counts[3] = task.stream == 0 ? task.counts[0] : 0;
-    task.counts[4] = task.stream == 0 ? task.counts[1] : 0;
+    const bool first_stream = stream_of(task) == 0;
+    task.counts[3] = first_stream ? task.counts[0] : 0;
+    task.counts[4] = first_stream ? task.counts[1] : 0;
     task.phase = kCalculation;
     clock_.to(kCalculation);
     Task* t = &task;
     layer_.scan_and_bcast(pool, task.comm, task.counts, task.prefix, task.totals, 5,
                           [this, t, &pool] { on_counts(pool, *t); });
+  }
+
+  // The StreamSplit source stream of this PE's elements of `task`: 0 for the PEs before the
+  // owner of the task's middle index, 1 for the others.
+  int stream_of(const Task& task) const {
+    return rank_ < layout_->owner(task.gb + task.size() / 2) ? 0 : 1;
   }
 
   // Small iff (key, index) <= pivot: before the pivot's index that is key <= pivot key, after
@@ -619,17 +623,18 @@ class Sorter {
 
     // Stream 0's PEs come first in the group, so a PE's position in its stream is its prefix,
     // less stream 0's total for stream 1.
+    const int stream = stream_of(task);
     const std::int64_t bounds[3] = {task.gb, task.gb + s, task.ge};
     std::int64_t offset = 0;
     for (int kind = 0; kind < 2; ++kind) {
       const StreamSplit split(layout, bounds[kind], bounds[kind + 1] - bounds[kind],
                               task.totals[3 + kind]);
       std::int64_t left = task.counts[kind];
-      std::int64_t y = task.prefix[kind] - left - (task.stream == 0 ? 0 : task.totals[3 + kind]);
-      int owner = left > 0 ? split.owner_of(task.stream, y) : split.last();
+      std::int64_t y = task.prefix[kind] - left - (stream == 0 ? 0 : task.totals[3 + kind]);
+      int owner = left > 0 ? split.owner_of(stream, y) : split.last();
       while (left > 0) {
         if (owner > split.last()) throw Error("internal: exchange targets past the group");
-        const std::int64_t piece = std::min(left, split.hi(task.stream, owner) - y);
+        const std::int64_t piece = std::min(left, split.hi(stream, owner) - y);
         if (piece > 0 && owner == rank_) {
           Region& region = task.regions[kind];
           std::copy(task.src + offset, task.src + offset + piece,
@@ -1159,13 +1164,10 @@ class Sorter {
     std::vector<std::vector<unsigned char>> staged;  // outgoing blocks with the flag appended
   };
 
-  // The global indices of `small`'s group members [a, b).
-  std::int64_t small_begin(const Small& small, int a) const {
+  // Where group member a's part of `small` begins (a = size: where the last one's ends); the
+  // members [a, b) hold [member_start(a), member_start(b)).
+  std::int64_t member_start(const Small& small, int a) const {
     return std::min(small.ge, std::max(small.gb, layout_->start(small.first + a)));
-  }
-  std::int64_t small_end(const Small& small, int b) const {
-    if (b == 0) return small.gb;
-    return std::max(small.gb, std::min(small.ge, layout_->end(small.first + b - 1)));
   }
 
   void start_small(Pool& pool, Small& small) {
@@ -1196,8 +1198,8 @@ class Sorter {
     int top = 1;
     while (top < small.size) top *= 2;
     small.span = small.rank == 0 ? top : (small.rank & -small.rank);
-    const std::int64_t keys = small_end(small, std::min(small.rank + small.span, small.size)) -
-                              small_begin(small, small.rank);
+    const std::int64_t keys = member_start(small, std::min(small.rank + small.span, small.size)) -
+                              member_start(small, small.rank);
     small.bytes.resize(static_cast<std::size_t>(keys) * sizeof(T) + 1);
     const bool root = small.rank == 0;
     small.gathered.resize(root ? static_cast<std::size_t>(total) : 0);
@@ -1239,12 +1241,12 @@ class Sorter {
 
   // Sends each child its subtree's keys, the largest subtree first, and keeps this PE's share.
   void forward_small(Pool& pool, Small& small) {
-    const std::int64_t base = small_begin(small, small.rank);
+    const std::int64_t base = member_start(small, small.rank);
     for (int half = small.span / 2; half >= 1; half /= 2) {
       const int child = small.rank + half;
       if (child >= small.size) continue;
-      const std::int64_t begin = small_begin(small, child);
-      const std::int64_t end = small_end(small, std::min(child + half, small.size));
+      const std::int64_t begin = member_start(small, child);
+      const std::int64_t end = member_start(small, std::min(child + half, small.size));
       const unsigned char* block =
           small.bytes.data() + (begin - base) * static_cast<std::int64_t>(sizeof(T));
       const std::size_t length = static_cast<std::size_t>(end - begin) * sizeof(T);
@@ -1265,9 +1267,8 @@ class Sorter {
     if (small.flag != 0) comparator_broken("comp(x, x) was true for a gathered element");
     const std::int64_t count = small.t1 - small.t0;
     if (count > 0) {  // a PE without elements may have no storage at all
-      const std::int64_t offset = small.t0 - small_begin(small, small.rank);
-      std::memcpy(static_cast<void*>(work_.data() + (small.t0 - my_start_)),
-                  small.bytes.data() + offset * static_cast<std::int64_t>(sizeof(T)),
+      // This PE's share opens its subtree's block.
+      std::memcpy(static_cast<void*>(work_.data() + (small.t0 - my_start_)), small.bytes.data(),
                   static_cast<std::size_t>(count) * sizeof(T));
     }
     stats_.bytes_copied += static_cast<long long>(count * static_cast<std::int64_t>(sizeof(T)));
