@@ -48,11 +48,13 @@ bool commutative(MPI_Op op) {
   return result != 0;
 }
 
-// Short vectors and two ranks go by recursive doubling (one message per round) rather than up
-// and down a tree (two messages per level, one after the other).
+// Short vectors, and any vector on up to 16 ranks, go by recursive doubling (one message per
+// round) rather than up and down a tree (two messages per level, one after the other). Beyond 16
+// ranks (more than one node of the modelled machines) the doubling's distant rounds send whole
+// long vectors over links that many ranks share, where the tree sends each vector once per level.
 bool doubling(MPI_Datatype type, int count, int p) {
   const int size = TypeInfo(type).size;
-  return p == 2 || static_cast<long long>(size) * count <= detail::kEagerBytes;
+  return p <= 16 || static_cast<long long>(size) * count <= detail::kEagerBytes;
 }
 
 // Allreduce of long vectors by halving and doubling (AllreduceHalving), once every participant
@@ -1261,7 +1263,7 @@ Request allreduce_call(Launch launch, const void* sendbuf, void* recvbuf, int co
   check_reduction("allreduce", count, type, op);
   if (halving(type, count, comm.size()))
     return start<AllreduceHalving>(launch, comm, sendbuf, recvbuf, count, type, op, comm);
-  if (doubling(type, count, comm.size()) || comm.size() <= 16)
+  if (doubling(type, count, comm.size()))
     return start<AllreduceDoubling>(launch, comm, sendbuf, recvbuf, count, type, op, comm);
   return start<Reduce>(launch, comm, sendbuf, recvbuf, count, type, op, 0, true, comm);
 }
