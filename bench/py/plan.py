@@ -98,7 +98,8 @@ def quick():
     for p in (16, 64, 256):
         jobs.append(Job("comm_create", "smpi", p, reps))
         jobs.append(Job("overlap", "smpi", p, reps))
-    jobs.append(Job("collectives", "smpi", 16, reps + ["--sizes=1"]))
+    # One node of the SuperMUC-like platform, short to long vectors (the algorithms change with both).
+    jobs.append(Job("collectives", "smpi", 16, reps + ["--sizes=" + _csv([1, 1024, 65536])]))
     jobs += _collectives_at("smpi", 256, reps + ["--sizes=1"])
     jobs.append(Job("collectives", "smpi", 64, reps + ["--sizes=" + _csv([1, 16, 256, 4096, 65536])]))
     for p in (16, 64):
