@@ -1474,6 +1474,28 @@ Request barrier_call(Launch launch, const RangeComm& comm) {
 
 Request ibarrier(const RangeComm& comm) { return barrier_call(Launch::request, comm); }
 
+std::string algorithm(const std::string& collective, int count, MPI_Datatype type, int p) {
+  if (collective == "allreduce") {
+    if (halving(type, count, p)) return "recursive halving + doubling (Rabenseifner)";
+    if (doubling(type, count, p)) return "recursive doubling";
+    return "binomial tree reduce + broadcast";
+  }
+  if (collective == "scan" || collective == "exscan" || collective == "scan_and_bcast") {
+    if (doubling(type, count, p)) return "recursive doubling";
+    return collective == "scan_and_bcast" ? "binomial tree (one up-down sweep)" : "binomial tree (up-down sweep)";
+  }
+  if (collective == "allgather" || collective == "allgatherv") {
+    return AllgatherDoubling::applies(p) ? "recursive doubling" : "binomial tree gather + broadcast";
+  }
+  if (collective == "allgatherm") return "recursive doubling, merging";
+  if (collective == "barrier") return "dissemination";
+  if (collective == "bcast" || collective == "reduce" || collective == "gather" || collective == "gatherv" ||
+      collective == "gatherm") {
+    return "binomial tree";
+  }
+  throw Error("rbc::algorithm: unknown collective '" + collective + "'");
+}
+
 void barrier(const RangeComm& comm) { barrier_call(Launch::blocking, comm).wait(); }
 
 namespace {

@@ -752,7 +752,7 @@ class Runner {
   Checker& check_;
   int p_;
   int max_layouts_;
-  int large_ = 40000;
+  int large_;
   bool progress_ = false;
   int world_rank_ = 0;
   bool sample_ = false;  // fewer layouts
@@ -768,7 +768,7 @@ class Runner {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int max_layouts = 1 << 30, large = 20000;
+  int max_layouts = 1 << 30, large = 40000;
   bool progress = false;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--progress") progress = true;
@@ -779,6 +779,20 @@ int main(int argc, char** argv) {
   return janus::testing::run_test(argc, argv, "collectives_test", [&](Checker& check) {
     int p = 0;
     MPI_Comm_size(MPI_COMM_WORLD, &p);
+    // What rbc::algorithm reports is what the runs above exercise: the size and p thresholds.
+    check.equal(rbc::algorithm("allreduce", 512, MPI_DOUBLE, 64), std::string("recursive doubling"), "4 KiB");
+    check.equal(rbc::algorithm("allreduce", 513, MPI_DOUBLE, 64),
+                std::string("recursive halving + doubling (Rabenseifner)"), "above 4 KiB, 64 ranks");
+    check.equal(rbc::algorithm("allreduce", 16383, MPI_DOUBLE, 16), std::string("recursive doubling"), "16 ranks");
+    check.equal(rbc::algorithm("allreduce", 16384, MPI_DOUBLE, 16),
+                std::string("recursive halving + doubling (Rabenseifner)"), "128 KiB, 16 ranks");
+    check.equal(rbc::algorithm("allreduce", 4096, MPI_DOUBLE, 2),
+                std::string("recursive halving + doubling (Rabenseifner)"), "32 KiB, 2 ranks");
+    check.equal(rbc::algorithm("allreduce", 100, MPI_DOUBLE, 1), std::string("recursive doubling"), "1 rank");
+    check.equal(rbc::algorithm("scan", 1 << 20, MPI_DOUBLE, 16), std::string("recursive doubling"), "scan, 16");
+    check.equal(rbc::algorithm("scan", 1 << 20, MPI_DOUBLE, 17), std::string("binomial tree (up-down sweep)"),
+                "scan, 17");
+    check.throws<rbc::Error>([] { rbc::algorithm("alltoall", 1, MPI_DOUBLE, 4); }, "unknown collective", "unknown name");
     Runner(check, p, max_layouts, large, progress).run();
   });
 }

@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include <functional>
+#include <string>
 
 #include "rbc/comm.hpp"
 #include "rbc/request.hpp"
@@ -13,9 +14,12 @@ namespace rbc {
 // members call them in the same order (as in MPI); nonblocking ones may overlap each other, also
 // on different communicators that share ranks. Any root, any communicator size (1 included),
 // derived datatypes and user-defined MPI_Ops (non-commutative ones are combined in rank order).
-// Binomial trees throughout: O(alpha log p) for small messages. A blocking call on a rank with
-// no other RBC operation in flight on the MPI communicator runs without a request (the same
-// messages, fewer allocations and no wait loop).
+// The algorithm depends on the collective, the vector's size and p (rbc::algorithm names it):
+// binomial trees for the rooted ones; recursive doubling for short vectors and, on up to 16
+// ranks, for scans and mid-size allreduces; recursive halving + doubling for long allreduces;
+// a dissemination barrier. A blocking call on a rank with no other RBC operation in flight on
+// the MPI communicator runs without a request (the same messages, fewer allocations and no
+// wait loop).
 
 void bcast(void* buf, int count, MPI_Datatype type, int root, const RangeComm& comm);
 Request ibcast(void* buf, int count, MPI_Datatype type, int root, const RangeComm& comm);
@@ -99,5 +103,10 @@ void allgatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount
                 const Merger& merge, const RangeComm& comm);
 Request iallgatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount, MPI_Datatype type,
                     Merger merge, const RangeComm& comm);
+
+// The algorithm RBC runs for `collective` ("bcast", "allreduce", "scan", ...: the function's
+// name) with `count` elements of `type` per rank on a communicator of p ranks, for reports.
+// Throws rbc::Error for an unknown name.
+std::string algorithm(const std::string& collective, int count, MPI_Datatype type, int p);
 
 }  // namespace rbc
