@@ -340,6 +340,7 @@ class AllreduceHalving final : public Collective {
  private:
   static constexpr int kHalve = 1;
   static constexpr int kDouble = 2;
+  static constexpr int kFoldedIn = 3;
 
   int me() const { return comm().rank(); }
   // The first element of block b of q.
@@ -362,12 +363,17 @@ class AllreduceHalving final : public Collective {
   }
 
   void step() override {
+    if (state_ == kFoldedIn) {
+      // The input went out from the receive buffer, so the result comes in only after that send.
+      receive(recvbuf_, count_, info_.type, me() + 1, detail::kDown);
+      finish();
+      return;
+    }
     if (state_ == 0) {
       state_ = kHalve;
       if (fly_.folded_in()) {
         send(recvbuf_, count_, info_.type, me() + 1, detail::kUp);
-        receive(recvbuf_, count_, info_.type, me() + 1, detail::kDown);
-        finish();
+        state_ = kFoldedIn;
         return;
       }
       if (fly_.folds()) {
