@@ -539,10 +539,13 @@ def section_collectives(d, plot, draw):
                         total += 1
                         met += r <= COLLECTIVE_LIMIT
                         verdict = "met" if r <= COLLECTIVE_LIMIT else "not met"
-                    rows.append([op, fmt_p(p), n, fmt_time(rbc), fmt_time(mpi), fmt_ratio(r), verdict])
+                    algorithm = next((x.get("algorithm", "") for x in d.select(implementation="rbc", **want)), "")
+                    algorithm = algorithm[len("rbc "):] if algorithm.startswith("rbc ") else algorithm
+                    rows.append([op, fmt_p(p), n, algorithm, fmt_time(rbc), fmt_time(mpi), fmt_ratio(r), verdict])
         out.append(f"### {backend}: {library}\n")
         out.append(f"Target met at {met} of {total} points.\n")
-        out.append(md_table(["collective", "p", "n", "rbc", "mpi", "rbc / mpi", f"<= {COLLECTIVE_LIMIT}x"], rows) + "\n")
+        out.append(md_table(["collective", "p", "n", "rbc algorithm", "rbc", "mpi", "rbc / mpi",
+                             f"<= {COLLECTIVE_LIMIT}x"], rows) + "\n")
     return out
 
 
