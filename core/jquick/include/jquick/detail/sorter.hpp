@@ -440,11 +440,7 @@ class Sorter {
     }
     clock_.to(kExchange);
     for (auto& task : active) {
-      if (!task->degenerate && !task->first_level && task->t1 > task->t0) {
-        std::copy(task->dst, task->dst + (task->t1 - task->t0), task->src);
-        stats_.bytes_copied += static_cast<long long>((task->t1 - task->t0) * sizeof(T));
-        cost::charge(cost::Kernel::copy, static_cast<std::size_t>(task->t1 - task->t0));
-      }
+      if (!task->degenerate && !task->first_level && task->t1 > task->t0) copy_back(*task);
     }
 
     clock_.to(kCreation);
@@ -684,17 +680,15 @@ class Sorter {
                  });
   }
 
-  // Pieces arrive in any order; place them in source order, the order of their indices.
+  // Pieces arrive in any order; their indices follow source order. After the first level the
+  // level's copy back into the source buffer (copy_back) puts them in that order; the first
+  // level's target is the working buffer itself, so its pieces are ordered here.
   void order_pieces(Task& task, int kind) {
     Region& region = task.regions[kind];
     std::vector<Piece>& pieces = region.pieces;
     std::sort(pieces.begin(), pieces.end(),
               [](const Piece& a, const Piece& b) { return a.source < b.source; });
-    bool in_place = true;
-    for (std::size_t i = 1; i < pieces.size(); ++i) {
-      if (pieces[i].offset < pieces[i - 1].offset) in_place = false;
-    }
-    if (in_place) return;
+    if (!task.first_level || in_order(region)) return;
     T* base = task.dst + (region.begin - task.t0);
     std::vector<T> ordered;
     ordered.reserve(static_cast<std::size_t>(region.filled));
@@ -704,6 +698,31 @@ class Sorter {
     std::copy(ordered.begin(), ordered.end(), base);
     stats_.bytes_copied += static_cast<long long>(2 * ordered.size() * sizeof(T));
     cost::charge(cost::Kernel::copy, 2 * ordered.size());
+  }
+
+  static bool in_order(const Region& region) {
+    for (std::size_t i = 1; i < region.pieces.size(); ++i) {
+      if (region.pieces[i].offset < region.pieces[i - 1].offset) return false;
+    }
+    return true;
+  }
+
+  // Copies a later level's received data from its target (dst) back into the working buffer
+  // (src), each region's pieces in source order: one copy, whatever order they arrived in.
+  void copy_back(const Task& task) {
+    for (const Region& region : task.regions) {
+      const T* from = task.dst + (region.begin - task.t0);
+      T* to = task.src + (region.begin - task.t0);
+      if (in_order(region)) {
+        std::copy(from, from + region.filled, to);
+        continue;
+      }
+      for (const Piece& piece : region.pieces) {
+        to = std::copy(from + piece.offset, from + piece.offset + piece.count, to);
+      }
+    }
+    stats_.bytes_copied += static_cast<long long>((task.t1 - task.t0) * sizeof(T));
+    cost::charge(cost::Kernel::copy, static_cast<std::size_t>(task.t1 - task.t0));
   }
 
   void update_done(Task& task) {
