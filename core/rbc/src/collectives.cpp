@@ -76,6 +76,13 @@ bool halving(MPI_Datatype type, int count, int p) {
   return bytes > detail::kEagerBytes;
 }
 
+enum class AllreduceAlgorithm { halving, doubling, tree };
+AllreduceAlgorithm allreduce_algorithm(MPI_Datatype type, int count, int p) {
+  if (halving(type, count, p)) return AllreduceAlgorithm::halving;
+  if (doubling(type, count, p)) return AllreduceAlgorithm::doubling;
+  return AllreduceAlgorithm::tree;
+}
+
 // Reduce (to a root) and allreduce (to everyone) on a binomial tree. Non-commutative operations
 // run on the tree rooted at rank 0, whose subtrees are rank-ordered blocks, and the result is
 // forwarded to the root; commutative ones use the tree rooted at the root directly and
@@ -209,10 +216,7 @@ class Reduce final : public Collective {
 // combining can respect rank order.
 class Butterfly {
  public:
-  Butterfly(int p, int rank) : rank_(rank) {
-    while (q_ * 2 <= p) q_ *= 2;
-    rem_ = p - q_;
-  }
+  Butterfly(int p, int rank) : rank_(rank), q_(pow2_floor(p)), rem_(p - q_) {}
   // q: how many ranks take part in the exchange rounds.
   int participants() const { return q_; }
   // Hands its input to rank + 1 and waits for the result.
@@ -229,8 +233,8 @@ class Butterfly {
 
  private:
   int rank_;
-  int q_ = 1;
-  int rem_ = 0;
+  int q_;
+  int rem_;
   int mask_ = 1;
 };
 
@@ -1267,10 +1271,14 @@ namespace {
 Request allreduce_call(Launch launch, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                        const RangeComm& comm) {
   check_reduction("allreduce", count, type, op);
-  if (halving(type, count, comm.size()))
-    return start<AllreduceHalving>(launch, comm, sendbuf, recvbuf, count, type, op, comm);
-  if (doubling(type, count, comm.size()))
-    return start<AllreduceDoubling>(launch, comm, sendbuf, recvbuf, count, type, op, comm);
+  switch (allreduce_algorithm(type, count, comm.size())) {
+    case AllreduceAlgorithm::halving:
+      return start<AllreduceHalving>(launch, comm, sendbuf, recvbuf, count, type, op, comm);
+    case AllreduceAlgorithm::doubling:
+      return start<AllreduceDoubling>(launch, comm, sendbuf, recvbuf, count, type, op, comm);
+    case AllreduceAlgorithm::tree:
+      break;
+  }
   return start<Reduce>(launch, comm, sendbuf, recvbuf, count, type, op, 0, true, comm);
 }
 }  // namespace
@@ -1482,8 +1490,14 @@ Request ibarrier(const RangeComm& comm) { return barrier_call(Launch::request, c
 
 std::string algorithm(const std::string& collective, int count, MPI_Datatype type, int p) {
   if (collective == "allreduce") {
-    if (halving(type, count, p)) return "recursive halving + doubling (Rabenseifner)";
-    if (doubling(type, count, p)) return "recursive doubling";
+    switch (allreduce_algorithm(type, count, p)) {
+      case AllreduceAlgorithm::halving:
+        return "recursive halving + doubling (Rabenseifner)";
+      case AllreduceAlgorithm::doubling:
+        return "recursive doubling";
+      case AllreduceAlgorithm::tree:
+        break;
+    }
     return "binomial tree reduce + broadcast";
   }
   if (collective == "scan" || collective == "exscan" || collective == "scan_and_bcast") {

@@ -713,10 +713,6 @@ class Sorter {
     for (const Region& region : task.regions) {
       const T* from = task.dst + (region.begin - task.t0);
       T* to = task.src + (region.begin - task.t0);
-      if (in_order(region)) {
-        std::copy(from, from + region.filled, to);
-        continue;
-      }
       for (const Piece& piece : region.pieces) {
         to = std::copy(from + piece.offset, from + piece.offset + piece.count, to);
       }
