@@ -48,11 +48,18 @@ def log(message):
 # Programs and launchers
 
 
-def bazel_bin(targets):
+MPI_FLAVORS = ("openmpi", "mpich")
+
+
+def bazel_bin(targets, mpi="openmpi"):
+    """Builds targets; returns bazel-bin. mpi="mpich" links the real-MPI (*_mpi) targets against
+    Debian's MPICH (--config=mpich, its own output directory); SMPI targets are the same either way."""
     bazel = shutil.which("bazel")
     if not bazel:
         raise CalibrationError("'bazel' is not on PATH (./janus setup installs it)")
     flags = shlex.split(os.environ.get("JANUS_BAZEL_FLAGS", ""))
+    if mpi == "mpich":
+        flags.append("--config=mpich")
     result = subprocess.run([bazel, "build"] + flags + targets, cwd=ROOT)
     if result.returncode != 0:
         raise CalibrationError(f"bazel build {' '.join(targets)} failed")
@@ -62,32 +69,61 @@ def bazel_bin(targets):
     return info.stdout.strip()
 
 
-def default_launcher(np):
-    """Open MPI's mpirun with the options the benchmarks use; bound to cores unless oversubscribed.
-    JANUS_MPIRUN replaces the launcher word (e.g. an MPICH mpiexec)."""
+def default_launcher(np, mpi="openmpi"):
+    """The launcher for np ranks, bound to cores unless oversubscribed: Open MPI's mpirun with the
+    options the benchmarks use, or MPICH's Hydra (mpiexec.mpich). JANUS_MPIRUN replaces it (a
+    cluster's own launcher; it must take -np)."""
     custom = os.environ.get("JANUS_MPIRUN")
     if custom:
         return shlex.split(custom) + ["-np", str(np)]
     cores = os.cpu_count() or 1
+    if mpi == "mpich":
+        # Hydra runs as root and oversubscribes without options.
+        bind = ["-bind-to", "core"] if np <= cores else []
+        return [shutil.which("mpiexec.mpich") or "mpiexec", "-n", str(np)] + bind
     bind = ["--bind-to", "core"] if np <= cores else ["--oversubscribe", "--bind-to", "none"]
     return ["mpirun", "--allow-run-as-root"] + bind + ["-np", str(np), "--mca", "btl", "self,vader",
                                                        "--mca", "btl_vader_single_copy_mechanism", "none"]
 
 
-def mpi_library():
-    """(library, version) of the MPI on PATH."""
-    for cmd in (["ompi_info", "--parsable", "--version", "ompi"], ["mpirun", "--version"]):
+def isolation_options(mpi, scratch):
+    """Launcher options that keep one run's shared-memory files in its own directory (Open MPI)."""
+    if mpi != "openmpi" or os.environ.get("JANUS_MPIRUN"):
+        return []
+    return ["--mca", "btl_vader_backing_directory", scratch, "--mca", "shmem_mmap_backing_file_base_dir", scratch]
+
+
+def parse_library(text):
+    """(library, version) from ompi_info, mpirun --version, mpichversion or mpiexec --version."""
+    hydra = False
+    for line in text.splitlines():
+        if line.startswith("ompi:version:full:"):
+            return "Open MPI", line.split(":")[-1].strip()
+        if "Open MPI" in line:
+            return "Open MPI", line.split()[-1]
+        if line.startswith("MPICH Version:"):
+            return "MPICH", line.split(":", 1)[1].strip()
+        if "HYDRA" in line:
+            hydra = True
+        elif hydra and line.strip().startswith("Version:"):
+            return "MPICH", line.split(":", 1)[1].strip()
+    return None
+
+
+def mpi_library(mpi="openmpi"):
+    """(library, version) of the MPI the real runs use."""
+    if mpi == "mpich":
+        cmds = [["mpichversion"], [shutil.which("mpiexec.mpich") or "mpiexec", "--version"]]
+    else:
+        cmds = [["ompi_info", "--parsable", "--version", "ompi"], ["mpirun", "--version"]]
+    for cmd in cmds:
         try:
             out = subprocess.run(cmd, capture_output=True, text=True, timeout=30).stdout
         except (OSError, subprocess.TimeoutExpired):
             continue
-        for line in out.splitlines():
-            if "Open MPI" in line or "(Open MPI)" in line:
-                return "Open MPI", line.split()[-1]
-            if line.startswith("ompi:version:full:"):
-                return "Open MPI", line.split(":")[-1]
-            if "HYDRA" in line or "MPICH" in line:
-                return "MPICH", line.split()[-1]
+        found = parse_library(out)
+        if found:
+            return found
     return "unknown", "unknown"
 
 
@@ -306,8 +342,11 @@ def make_parser():
                         help="profile to write (default results/calibration.json)")
     parser.add_argument("--name", default=None, help="profile name (default: host name)")
     parser.add_argument("--quick", action="store_true", help="fewer sizes and repetitions (seconds)")
+    parser.add_argument("--mpi", choices=MPI_FLAVORS, default="openmpi",
+                        help="real MPI to build against and launch with (default openmpi; mpich: "
+                             "Debian's MPICH, --config=mpich and mpiexec.mpich)")
     parser.add_argument("--launcher", help="real MPI launcher command, e.g. 'mpiexec' "
-                        "(default: Open MPI's mpirun; also JANUS_MPIRUN)")
+                        "(default: the --mpi library's; also JANUS_MPIRUN)")
     parser.add_argument("--program", help="calibrate program built for the real MPI "
                         "(default: //sim/calibration:calibrate_mpi, built here)")
     parser.add_argument("--timeout", type=float, default=1200, help="seconds per run (default 1200)")
@@ -322,19 +361,19 @@ def main(argv=None):
     if args.launcher:
         os.environ["JANUS_MPIRUN"] = args.launcher
     try:
-        bin_root = bazel_bin(["//sim/calibration:calibrate_mpi", "//sim/calibration:calibrate_smpi",
-                              "//sim/calibration:libcharge_preload.so"])
-        program = args.program or os.path.join(bin_root, "sim", "calibration", "calibrate_mpi")
+        bin_root = bazel_bin(["//sim/calibration:calibrate_smpi", "//sim/calibration:libcharge_preload.so"])
+        program = args.program or os.path.join(bazel_bin(["//sim/calibration:calibrate_mpi"], args.mpi),
+                                                "sim", "calibration", "calibrate_mpi")
         sim_program = os.path.join(bin_root, "sim", "calibration", "libcalibrate_smpi.so")
         preload = os.path.join(bin_root, "sim", "calibration", "libcharge_preload.so")
-        library, version = mpi_library()
+        library, version = mpi_library(args.mpi)
         cores = os.cpu_count() or 1
         load_before = os.getloadavg()[0]
         env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                    PMIX_MCA_gds="hash")
         extra = ["--quick"] if args.quick else []
         started = time.monotonic()
-        real = run_measurements(default_launcher(args.np) + [program] + extra, env, args.timeout,
+        real = run_measurements(default_launcher(args.np, args.mpi) + [program] + extra, env, args.timeout,
                                 f"real {library} {version}, np={args.np}")
         load_after = os.getloadavg()[0]
         how = (f"real {library} {version}, np={args.np} on {cores} cores"

@@ -158,7 +158,10 @@ def make_parser():
     parser.add_argument("--repeat", type=int, default=None,
                         help="real runs per program; the median of their medians is used (default 3, quick 1)")
     parser.add_argument("--out", default=os.path.join(ROOT, "results"), help="output directory (default results/)")
-    parser.add_argument("--launcher", help="real MPI launcher command (default Open MPI's mpirun; also JANUS_MPIRUN)")
+    parser.add_argument("--mpi", choices=calibrate.MPI_FLAVORS, default="openmpi",
+                        help="real MPI to build against and launch with (default openmpi; mpich: "
+                             "Debian's MPICH, --config=mpich and mpiexec.mpich)")
+    parser.add_argument("--launcher", help="real MPI launcher command (default: the --mpi library's; also JANUS_MPIRUN)")
     parser.add_argument("--platform", help="simulated platform (default: the profile's)")
     parser.add_argument("-p", "--param", action="append", default=None, metavar="KEY=VALUE",
                         help="platform parameter (default: the profile's, with cores = --np)")
@@ -183,9 +186,10 @@ def main(argv=None):
             if unknown:
                 raise calibrate.CalibrationError(f"--only: unknown program(s) {', '.join(unknown)}")
             programs = [(n, a) for n, a in programs if n in only]
-        targets = [f"//bench:{name}_{b}" for name, _ in programs for b in ("mpi", "smpi")]
-        bin_root = calibrate.bazel_bin(targets + ["//sim/calibration:libcharge_preload.so",
-                                                  "//sim/calibration:calibrate_mpi"])
+        bin_root = calibrate.bazel_bin([f"//bench:{name}_smpi" for name, _ in programs]
+                                       + ["//sim/calibration:libcharge_preload.so"])
+        mpi_root = calibrate.bazel_bin([f"//bench:{name}_mpi" for name, _ in programs]
+                                       + ["//sim/calibration:calibrate_mpi"], args.mpi)
         preload = os.path.join(bin_root, "sim", "calibration", "libcharge_preload.so")
         platform = args.platform or profile.get("platform", {}).get("name", "cluster")
         params = args.param
@@ -193,7 +197,7 @@ def main(argv=None):
             given = dict(profile.get("platform", {}).get("params", {"nodes": "1"}))
             given["cores"] = str(max(args.np, int(given.get("cores", "1"))))
             params = [f"{k}={v}" for k, v in given.items()]
-        library, version = calibrate.mpi_library()
+        library, version = calibrate.mpi_library(args.mpi)
         cores = os.cpu_count() or 1
         load = os.getloadavg()[0]
         started = time.monotonic()
@@ -210,12 +214,10 @@ def main(argv=None):
                         rec = json.loads(line)
                         if rec.get("real_s") is not None:
                             real[tuple(tuple(x) for x in rec["key"])] = [rec["real_s"]]
-            launcher = calibrate.default_launcher(args.np) + [
-                "--mca", "btl_vader_backing_directory", scratch,
-                "--mca", "shmem_mmap_backing_file_base_dir", scratch]
+            launcher = calibrate.default_launcher(args.np, args.mpi) + calibrate.isolation_options(args.mpi, scratch)
             if not args.sim_only:
                 measured = calibrate.run_measurements(
-                    launcher + [os.path.join(bin_root, "sim", "calibration", "calibrate_mpi"), "--quick"] + DRIFT_SECTIONS,
+                    launcher + [os.path.join(mpi_root, "sim", "calibration", "calibrate_mpi"), "--quick"] + DRIFT_SECTIONS,
                     env, args.timeout, f"machine check against the profile, np={args.np}")
                 drift_rows = drift(profile.get("samples") or [], measured, args.np)
                 machine_check = drift_summary(drift_rows, True, args.np)
@@ -223,7 +225,7 @@ def main(argv=None):
             for name, bench_args in programs:
                 if not args.sim_only:
                     for r in range(repeat):
-                        cmd = launcher + [os.path.join(bin_root, "bench", f"{name}_mpi")] + bench_args
+                        cmd = launcher + [os.path.join(mpi_root, "bench", f"{name}_mpi")] + bench_args
                         for rec in collect(cmd, env, args.timeout, f"real {name} np={args.np} run {r + 1}/{repeat}"):
                             real.setdefault(key_of(rec), []).append(rec["median_s"])
                 cmd = [os.path.join(ROOT, "sim", "runner"), os.path.join(bin_root, "bench", f"lib{name}_smpi.so"),

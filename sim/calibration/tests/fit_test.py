@@ -89,5 +89,38 @@ class Fits(unittest.TestCase):
         self.assertAlmostEqual(b, 1e-6, delta=1e-9)
 
 
+class Launchers(unittest.TestCase):
+    def setUp(self):
+        self.saved = os.environ.pop("JANUS_MPIRUN", None)
+
+    def tearDown(self):
+        if self.saved is not None:
+            os.environ["JANUS_MPIRUN"] = self.saved
+
+    def test_library_versions(self):
+        self.assertEqual(calibrate.parse_library("ompi:version:full:4.1.4\n"), ("Open MPI", "4.1.4"))
+        self.assertEqual(calibrate.parse_library("mpirun (Open MPI) 4.1.6\n\nReport bugs to x\n"),
+                         ("Open MPI", "4.1.6"))
+        self.assertEqual(calibrate.parse_library("MPICH Version:    \t4.0.2\nMPICH Release date: x\n"),
+                         ("MPICH", "4.0.2"))
+        # Hydra names its build first; the first "Version:" after it is the library's.
+        self.assertEqual(calibrate.parse_library("HYDRA build details:\n    Version:  4.0.2\n"
+                                                 "    Release Date: Thu Apr 7\n"), ("MPICH", "4.0.2"))
+        self.assertIsNone(calibrate.parse_library("something else\n"))
+
+    def test_mpich_launcher_has_no_open_mpi_options(self):
+        cmd = calibrate.default_launcher(2, "mpich")
+        self.assertIn("-n", cmd)
+        self.assertFalse(any(c.startswith("--mca") or c == "--allow-run-as-root" for c in cmd))
+        self.assertEqual(calibrate.isolation_options("mpich", "/tmp/x"), [])
+        self.assertIn("--mca", calibrate.default_launcher(2, "openmpi"))
+        self.assertIn("/tmp/x", calibrate.isolation_options("openmpi", "/tmp/x"))
+
+    def test_custom_launcher_gets_no_library_options(self):
+        os.environ["JANUS_MPIRUN"] = "mpiexec -genv OMP_NUM_THREADS 1"
+        self.assertEqual(calibrate.default_launcher(4, "openmpi"), ["mpiexec", "-genv", "OMP_NUM_THREADS", "1", "-np", "4"])
+        self.assertEqual(calibrate.isolation_options("openmpi", "/tmp/x"), [])
+
+
 if __name__ == "__main__":
     unittest.main()
