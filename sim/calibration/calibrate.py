@@ -34,6 +34,7 @@ import calibration_profile as cp  # noqa: E402
 PREFIX = "JANUS_CALIB "
 SEGMENT_STARTS = (0, 512)   # overhead segments: small and medium messages
 EAGER_LIMIT = 4096          # Open MPI's shared-memory eager limit: larger sends wait for the receiver
+DETACHED_LIMIT = cp.DETACHED_LIMIT  # os and or reach blocking messages only below it; ois every isend
 
 
 class CalibrationError(Exception):
@@ -206,6 +207,21 @@ def fit_piecewise(points):
     return segments
 
 
+def long_message_factor(long_pp, alpha, beta):
+    """Bandwidth factor that makes alpha + size * beta / factor fit the half round trips of
+    messages from the detached limit on (least squares in relative error); None without such
+    sizes or where the link is already slow enough."""
+    points = [(s, t - alpha) for s, t in long_pp.items() if t > alpha]
+    if not points:
+        return None
+    num = sum(s * y / (y + alpha) ** 2 for s, y in points)
+    den = sum(s * s / (y + alpha) ** 2 for s, y in points)
+    beta_long = num / den
+    if beta_long <= beta:
+        return None
+    return beta / beta_long
+
+
 def kernel_size_term(kernel, n):
     return n * math.log2(n) if kernel == "sort" else float(n)
 
@@ -225,7 +241,13 @@ def fit_profile(records, np, library, version, how):
     for name, op in (("os", "send"), ("ois", "isend"), ("or", "recv")):
         if not over[op]:
             raise CalibrationError("no overhead measurements (needs np >= 2)")
-        params[name] = param(fit_piecewise(over[op]), "[[min_bytes, s, s/byte]]", src_over)
+        segments = fit_piecewise(over[op])
+        # From the detached limit on a send is a rendezvous: the call itself costs its constant,
+        # and the copy is the link's (bw_factor below); the eager range's per-byte cost would
+        # otherwise be charged again to every long isend.
+        segments.append([DETACHED_LIMIT, segments[-1][1], 0.0])
+        params[name] = param(segments, "[[min_bytes, s, s/byte]]",
+                             src_over + f"; from {DETACHED_LIMIT} B the constant only")
     # A size whose median is more than twice its fastest trial was mostly preempted (a busy
     # host: large messages need both ranks scheduled at once); it says nothing about the link.
     pp_all = {r["bytes"]: med(r) for r in by.get("pingpong", [])}
@@ -233,21 +255,26 @@ def fit_profile(records, np, library, version, how):
     noisy = sorted(set(pp_all) - set(pp))
     if len(pp) < 2:
         raise CalibrationError("fewer than two ping-pong sizes had stable timings; rerun on a quieter machine")
-    residual = {s: t - cp.piecewise_at(params["os"]["value"], s) - cp.piecewise_at(params["or"]["value"], s)
-                for s, t in pp.items()}
-    sizes = sorted(residual)
-    alpha, beta = least_squares(sizes, [residual[s] for s in sizes],
-                                [1.0 / max(pp[s], 1e-9) ** 2 for s in sizes])
-    big = [s for s in sizes if s >= 65536]
-    if beta <= 0 and len(big) >= 2:
-        beta = (residual[big[-1]] - residual[big[0]]) / (big[-1] - big[0])
+    # Below the detached limit a blocking message costs os + link + or; from it on only the link.
+    eager = {s: t - cp.piecewise_at(params["os"]["value"], s) - cp.piecewise_at(params["or"]["value"], s)
+             for s, t in pp.items() if s < DETACHED_LIMIT}
+    if len(eager) < 2:
+        raise CalibrationError(f"fewer than two ping-pong sizes below {DETACHED_LIMIT} B had stable timings")
+    sizes = sorted(eager)
+    alpha, beta = least_squares(sizes, [eager[s] for s in sizes], [1.0 / max(pp[s], 1e-9) ** 2 for s in sizes])
     beta = max(beta, 1e-11)  # <= 0: the per-byte cost is in the overheads (copies through shared memory)
     alpha = max(alpha, 1e-9)
-    src_pp = (f"calibrate pingpong 0 B..4 MiB at np={np} (median half round trip, many round trips, "
-              "warm-up) minus os and or; least squares in relative error"
-              + (f"; sizes {', '.join(map(str, noisy))} B left out (median > 2x fastest trial: preempted)" if noisy else ""))
+    left_out = f"; sizes {', '.join(map(str, noisy))} B left out (median > 2x fastest trial: preempted)" if noisy else ""
+    src_pp = (f"calibrate pingpong 0 B..{DETACHED_LIMIT // 2} B at np={np} (median half round trip, many round "
+              "trips, warm-up) minus os and or; least squares in relative error" + left_out)
     params["node_alpha"] = param(alpha, "s", src_pp)
     params["node_bw"] = param(1.0 / beta, "B/s", src_pp)
+    factor = long_message_factor({s: t for s, t in pp.items() if s >= DETACHED_LIMIT}, alpha, beta)
+    if factor is not None:
+        params[cp.BW_FACTOR] = param(
+            [[DETACHED_LIMIT, factor]], "[[min_bytes, factor]]",
+            f"calibrate pingpong {DETACHED_LIMIT} B..4 MiB at np={np}: per-byte time of (half round trip "
+            "- node_alpha), least squares in relative error, as a fraction of node_bw" + left_out)
     params["iprobe"] = param(max(med(by["iprobe"][0]), 1e-9), "s",
                              "calibrate probe: median time of MPI_Iprobe with nothing to find")
     params["test"] = param(max(med(by["test"][0]), 1e-9), "s",
@@ -349,51 +376,31 @@ def make_parser():
                         "(default: the --mpi library's; also JANUS_MPIRUN)")
     parser.add_argument("--program", help="calibrate program built for the real MPI "
                         "(default: //sim/calibration:calibrate_mpi, built here)")
+    parser.add_argument("--refit", metavar="PROFILE",
+                        help="fit again from the raw samples of an earlier profile (path or built-in) "
+                             "instead of measuring; keeps its machine, library, date and samples")
     parser.add_argument("--timeout", type=float, default=1200, help="seconds per run (default 1200)")
     return parser
 
 
 def main(argv=None):
     args = make_parser().parse_args(argv)
-    if args.np < 2:
+    if args.np < 2 and not args.refit:
         log("calibrate: --np must be at least 2 (ping-pong needs two ranks)")
         return 2
     if args.launcher:
         os.environ["JANUS_MPIRUN"] = args.launcher
     try:
         bin_root = bazel_bin(["//sim/calibration:calibrate_smpi", "//sim/calibration:libcharge_preload.so"])
-        program = args.program or os.path.join(bazel_bin(["//sim/calibration:calibrate_mpi"], args.mpi),
-                                                "sim", "calibration", "calibrate_mpi")
         sim_program = os.path.join(bin_root, "sim", "calibration", "libcalibrate_smpi.so")
         preload = os.path.join(bin_root, "sim", "calibration", "libcharge_preload.so")
-        library, version = mpi_library(args.mpi)
-        cores = os.cpu_count() or 1
-        load_before = os.getloadavg()[0]
-        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-                   PMIX_MCA_gds="hash")
-        extra = ["--quick"] if args.quick else []
         started = time.monotonic()
-        real = run_measurements(default_launcher(args.np, args.mpi) + [program] + extra, env, args.timeout,
-                                f"real {library} {version}, np={args.np}")
-        load_after = os.getloadavg()[0]
-        how = (f"real {library} {version}, np={args.np} on {cores} cores"
-               f"{' (oversubscribed)' if args.np > cores else ''}; load average {load_before:.1f} before, "
-               f"{load_after:.1f} after (other jobs on the machine make the medians noisier)")
-        params, real_comm = fit_profile(real, args.np, library, version, how)
-
-        profile = {
-            "schema": cp.SCHEMA,
-            "name": args.name or host_platform.node(),
-            "machine": {"description": f"{host_platform.node()}: {cpu_model()}, {cores} cores",
-                        "hostname": host_platform.node(), "cpu": cpu_model(), "cores": cores,
-                        "np": args.np, "oversubscribed": args.np > cores},
-            "mpi": {"library": library, "version": version},
-            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "how": how,
-            "platform": {"name": "cluster", "params": {"nodes": "1", "cores": str(max(args.np, 1))}},
-            "parameters": params,
-            "samples": real,
-        }
+        if args.refit:
+            profile, extra = refitted(args.refit, args.name), []
+            args.np = profile["machine"]["np"]
+        else:
+            profile, extra = measured(args), ["--quick"] if args.quick else []
+        params, real, real_comm = profile["parameters"], profile["samples"], profile.pop("_real_comm")
         # SMPI pass 1: the ping-pong under the fitted profile; correct the link latency by the
         # small-message residual (SMPI's own per-message costs besides os/or).
         scratch = tempfile.mkdtemp(prefix="janus-calibrate.")
@@ -434,6 +441,54 @@ def main(argv=None):
     except (CalibrationError, cp.ProfileError) as err:
         log(f"calibrate: error: {err}")
         return 1
+
+
+def measured(args):
+    """A profile from measurements made now on real MPI (without the SMPI twin's corrections)."""
+    program = args.program or os.path.join(bazel_bin(["//sim/calibration:calibrate_mpi"], args.mpi),
+                                            "sim", "calibration", "calibrate_mpi")
+    library, version = mpi_library(args.mpi)
+    cores = os.cpu_count() or 1
+    load_before = os.getloadavg()[0]
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", PMIX_MCA_gds="hash")
+    real = run_measurements(default_launcher(args.np, args.mpi) + [program] + (["--quick"] if args.quick else []),
+                            env, args.timeout, f"real {library} {version}, np={args.np}")
+    load_after = os.getloadavg()[0]
+    how = (f"real {library} {version}, np={args.np} on {cores} cores"
+           f"{' (oversubscribed)' if args.np > cores else ''}; load average {load_before:.1f} before, "
+           f"{load_after:.1f} after (other jobs on the machine make the medians noisier)")
+    params, real_comm = fit_profile(real, args.np, library, version, how)
+    return {
+        "schema": cp.SCHEMA,
+        "name": args.name or host_platform.node(),
+        "machine": {"description": f"{host_platform.node()}: {cpu_model()}, {cores} cores",
+                    "hostname": host_platform.node(), "cpu": cpu_model(), "cores": cores,
+                    "np": args.np, "oversubscribed": args.np > cores},
+        "mpi": {"library": library, "version": version},
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "how": how,
+        "platform": {"name": "cluster", "params": {"nodes": "1", "cores": str(max(args.np, 1))}},
+        "parameters": params,
+        "samples": real,
+        "_real_comm": real_comm,
+    }
+
+
+def refitted(spec, name=None):
+    """An earlier profile fitted again from its own raw samples (nothing measured): what a change
+    to the fits or to the model does to a machine measured before it."""
+    old = cp.load(spec)
+    real = old.get("samples")
+    np = old.get("machine", {}).get("np")
+    if not real or not isinstance(np, int) or np < 2:
+        raise CalibrationError(f"{spec}: --refit needs a profile made by ./janus calibrate (raw samples, machine.np)")
+    mpi = old.get("mpi", {})
+    stamp = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    how = f"{old.get('how', '')}; refitted from these samples on {stamp} (./janus calibrate --refit)"
+    params, real_comm = fit_profile(real, np, mpi.get("library", "unknown"), mpi.get("version", "unknown"), how)
+    profile = {k: v for k, v in old.items() if not k.startswith("_") and k != "simulated_before_charges"}
+    profile.update(name=name or old["name"], how=how, parameters=params, _real_comm=real_comm)
+    return profile
 
 
 def cpu_model():

@@ -27,6 +27,11 @@ SECONDS = ("iprobe", "test")                          # one positive number
 # datatype (charge_preload.so, at MPI_Type_commit).
 OPTIONAL_SECONDS = ("wtime", "type_create")
 LINK = ("node_alpha", "node_bw", "alpha", "bw")       # platform parameters (s, B/s)
+# Optional, [[min_bytes, factor], ...]: the links' bandwidth is multiplied by the factor of the
+# segment a message's size falls in (1 below the first). SMPI applies os and or to a blocking
+# message only below smpi/send-is-detached-thresh (64 KiB), so above it the link alone has to
+# carry what the copies cost; this lets it do so without slowing the smaller messages.
+BW_FACTOR = "bw_factor"
 CREATION = ("comm_create_group", "comm_split", "comm_dup", "comm_free")  # [A, B(, C)]: A + B log2 p + C p
 # compute_<k>: [c0, c1]; message, communicator and collective are RBC's own software work
 # (core/cost)
@@ -110,6 +115,18 @@ def validate(profile, where="profile"):
                                    + " (seconds)")
             for x in v:
                 _number(name, x)
+        elif name == BW_FACTOR:
+            if not isinstance(v, list) or not v:
+                raise ProfileError(f"parameter {name}: want [[min_bytes, factor], ...]")
+            last = -1
+            for seg in v:
+                if not isinstance(seg, list) or len(seg) != 2:
+                    raise ProfileError(f"parameter {name}: segment {seg!r} is not [min_bytes, factor]")
+                lo = int(_number(name, seg[0]))
+                if lo <= last:
+                    raise ProfileError(f"parameter {name}: segments must start at increasing sizes")
+                last = lo
+                _number(name, seg[1], positive=True)
         elif name == "coll_selector":
             if v not in SELECTORS:
                 raise ProfileError(f"parameter coll_selector: '{v}' is not one of {', '.join(SELECTORS)}")
@@ -147,6 +164,27 @@ def piecewise_at(segments, size):
         if seg[0] <= size:
             chosen = seg
     return chosen[1] + chosen[2] * size
+
+
+# SMPI's smpi/send-is-detached-thresh (its default, which calibrated runs keep unless they ask for
+# rendezvous sends): os and or reach a blocking message only below it.
+DETACHED_LIMIT = 65536
+
+
+def bw_factor_at(profile, size):
+    factor = 1.0
+    for lo, f in value(profile, BW_FACTOR, []):
+        if lo <= size:
+            factor = f
+    return factor
+
+
+def pingpong_seconds(profile, size, alpha="node_alpha", bw="node_bw"):
+    """The profile's own model of a blocking half round trip of `size` bytes on one link."""
+    t = value(profile, alpha) + size / (value(profile, bw) * bw_factor_at(profile, size))
+    if size < DETACHED_LIMIT:
+        t += piecewise_at(value(profile, "os"), size) + piecewise_at(value(profile, "or"), size)
+    return t
 
 
 def creation_seconds(profile, op, p):
@@ -188,6 +226,15 @@ def smpi_cfg(profile):
              "--cfg=smpi/simulate-computation:no"]
     if value(profile, "wtime") is not None:
         opts.append(f"--cfg=smpi/wtime:{value(profile, 'wtime')!r}")
+    factors = value(profile, BW_FACTOR)
+    if factors:
+        # CM02 takes one bandwidth factor for every size; SMPI's model (CM02 plus piecewise
+        # factors) takes them by size. Its default factors are replaced: latency 1, and
+        # bandwidth 1 below the profile's first segment.
+        segments = factors if factors[0][0] == 0 else [[0, 1.0]] + factors
+        opts += ["--cfg=network/model:SMPI",
+                 "--cfg=smpi/bw-factor:" + ";".join(f"{int(lo)}:{f!r}" for lo, f in reversed(segments)),
+                 "--cfg=smpi/lat-factor:0:1"]
     return opts
 
 

@@ -104,7 +104,7 @@ def plan(quick):
         ("comm_create", ["--modes=halves", "--impls=rbc,mpi_create_group,mpi_split", "--warmup=3", "--reps=30"]),
         ("split_bcast", ["--ks=1,10,50", "--sizes=1", "--impls=rbc,mpi_create_group,mpi_split",
                          "--warmup=2", "--reps=20"]),
-        ("collectives", ["--ops=bcast,reduce,scan,gather", "--sizes=1,1024", "--impls=rbc,mpi",
+        ("collectives", ["--ops=bcast,reduce,scan,gather", "--sizes=1,1024,65536", "--impls=rbc,mpi",
                          "--warmup=2", "--reps=20"]),
         ("sort", ["--nps=1,16,256,4096,65536", "--impls=" + SORT_IMPLS, "--distributions=uniform",
                   "--warmup=1", "--reps=7"]),

@@ -49,7 +49,8 @@ class CalibratedModel(unittest.TestCase):
         cls.first = [r["samples"] for r in cls.records]
 
     def link(self, size):
-        return cp.value(self.profile, "node_alpha") + size / cp.value(self.profile, "node_bw")
+        return cp.value(self.profile, "node_alpha") + size / (cp.value(self.profile, "node_bw")
+                                                             * cp.bw_factor_at(self.profile, size))
 
     def check(self, what, simulated, predicted):
         ratio = simulated / predicted
@@ -61,11 +62,27 @@ class CalibratedModel(unittest.TestCase):
     def test_pingpong_matches_overheads_plus_link(self):
         pp = [r for r in self.records if r["kind"] == "pingpong"]
         self.assertTrue(pp)
+        self.assertTrue(any(r["bytes"] >= cp.DETACHED_LIMIT for r in pp))
         for r in pp:
             s = r["bytes"]
-            predicted = (cp.piecewise_at(cp.value(self.profile, "os"), s) + self.link(s)
-                         + cp.piecewise_at(cp.value(self.profile, "or"), s))
-            self.check(f"ping-pong {s} B", statistics.median(r["samples"]), predicted)
+            self.check(f"ping-pong {s} B", statistics.median(r["samples"]), cp.pingpong_seconds(self.profile, s))
+
+    def test_long_messages_take_the_bandwidth_factor(self):
+        # A calibrated shared-memory profile keeps the eager copies in os / or and slows the link
+        # for long messages only; without the factor 1 MiB would take a tenth of the time.
+        profile = copy.deepcopy(self.profile)
+        profile["parameters"]["bw_factor"] = {"value": [[cp.DETACHED_LIMIT, 0.1]], "unit": "", "source": "test"}
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "profile.json")
+            with open(path, "w") as f:
+                json.dump(profile, f)
+            records, _ = simulate(path, ["pingpong"])
+        by = {r["bytes"]: statistics.median(r["samples"]) for r in records if r["kind"] == "pingpong"}
+        for s, t in by.items():
+            self.check(f"ping-pong {s} B with bw_factor 0.1 from 64 KiB", t, cp.pingpong_seconds(profile, s))
+        plain = {r["bytes"]: statistics.median(r["samples"]) for r in self.records if r["kind"] == "pingpong"}
+        self.assertGreater(by[1 << 20], 5 * plain[1 << 20])
+        self.assertEqual(by[8], plain[8])
 
     def test_probe_then_receive_costs_no_more_than_a_message(self):
         ex = [r for r in self.records if r["kind"] == "exchange"]

@@ -54,6 +54,58 @@ class Fits(unittest.TestCase):
         self.assertAlmostEqual(params["compute_sort"]["value"][1], 4e-9, delta=1e-10)
         self.assertEqual(params["coll_selector"]["value"], "ompi")
 
+    def test_long_messages_get_the_link_bandwidth(self):
+        # Shared memory: below the detached limit the copies are the overheads' per-byte costs and
+        # the link adds almost nothing; SMPI charges no os / or to a blocking message from 64 KiB
+        # on, so there the link alone must take what the copies cost (6 GB/s here).
+        os_c, os_b, or_c, or_b, alpha, long_bw = 2e-7, 1e-10, 1e-7, 2e-11, 1e-7, 6e9
+        records = []
+        for s in (0, 8, 64, 1024, 4096, 16384):
+            t = os_c + os_b * s + or_c + or_b * s + alpha
+            records.append(rec("pingpong", [t, t, t], bytes=s))
+        for s in (65536, 1 << 20, 4 << 20):
+            t = alpha + s / long_bw
+            records.append(rec("pingpong", [t, t, t], bytes=s))
+        for s in (0, 256, 1024, 2048):
+            records += [rec("overhead", [os_c + os_b * s], op="send", bytes=s),
+                        rec("overhead", [os_c + os_b * s], op="isend", bytes=s),
+                        rec("overhead", [or_c + or_b * s], op="recv", bytes=s)]
+        records += [rec("iprobe", [5e-8]), rec("test", [2e-8])]
+        params, _ = calibrate.fit_profile(records, 2, "Open MPI", "4.1", "")
+        bw = params["node_bw"]["value"]
+        self.assertGreater(bw, 50e9)  # the eager range's per-byte cost stays in the overheads
+        (start, factor), = params["bw_factor"]["value"]
+        self.assertEqual(start, calibrate.DETACHED_LIMIT)
+        for s in (65536, 1 << 20, 4 << 20):
+            model = params["node_alpha"]["value"] + s / (bw * factor)
+            self.assertAlmostEqual(model, alpha + s / long_bw, delta=0.02 * (alpha + s / long_bw))
+        # The overheads stop growing with size where SMPI would apply them to long isends.
+        for name in ("os", "ois", "or"):
+            last = params[name]["value"][-1]
+            self.assertEqual((last[0], last[2]), (calibrate.DETACHED_LIMIT, 0.0))
+        profile = {"schema": cp.SCHEMA, "name": "t", "machine": {}, "mpi": {}, "date": "", "parameters": params}
+        cp.validate(profile)
+        cfg = cp.smpi_cfg(profile)
+        self.assertIn("--cfg=network/model:SMPI", cfg)
+        self.assertIn(f"--cfg=smpi/bw-factor:65536:{factor!r};0:1.0", cfg)
+        self.assertIn("--cfg=smpi/lat-factor:0:1", cfg)
+
+    def test_no_factor_where_the_link_explains_long_messages(self):
+        self.assertIsNone(calibrate.long_message_factor({1 << 20: 1e-7 + (1 << 20) / 5e9}, 1e-7, 1 / 4e9))
+        self.assertIsNone(calibrate.long_message_factor({}, 1e-7, 1e-10))
+
+    def test_bad_bandwidth_factors_are_refused(self):
+        base = {"schema": cp.SCHEMA, "name": "t", "machine": {}, "mpi": {}, "date": "",
+                "parameters": {n: {"value": [[0, 1e-7, 0.0]], "source": "x"} for n in cp.PIECEWISE}}
+        base["parameters"].update({n: {"value": 1e-7, "source": "x"} for n in ("iprobe", "test", "node_alpha")})
+        base["parameters"]["node_bw"] = {"value": 1e10, "source": "x"}
+        cp.validate(base)
+        self.assertNotIn("--cfg=network/model:SMPI", cp.smpi_cfg(base))
+        for bad in ([], [[65536, 0.0]], [[65536, 0.5], [1024, 0.5]], [[65536]], "0.5"):
+            base["parameters"]["bw_factor"] = {"value": bad, "source": "x"}
+            with self.assertRaises(cp.ProfileError):
+                cp.validate(base)
+
     def test_rbc_message_charge_from_alternating_trials(self):
         # The machine's load changes between trials (MPI's own ping-pong from 0.2 to 2 us); RBC's
         # trials, taken right after, add 150 ns to each. The charge is that 150 ns, not a
