@@ -207,19 +207,25 @@ def fit_piecewise(points):
     return segments
 
 
-def long_message_factor(long_pp, alpha, beta):
-    """Bandwidth factor that makes alpha + size * beta / factor fit the half round trips of
-    messages from the detached limit on (least squares in relative error); None without such
-    sizes or where the link is already slow enough."""
-    points = [(s, t - alpha) for s, t in long_pp.items() if t > alpha]
+def long_message_factors(long_pp, alpha, beta):
+    """(latency factor, bandwidth factor) that make alpha * lat + size * beta / bw fit the half
+    round trips of messages from the detached limit on (least squares in relative error), where a
+    rendezvous adds a handshake and the link alone carries the copies; None for a factor the
+    eager fit already explains (or without such sizes)."""
+    points = {s: t for s, t in long_pp.items() if t > alpha}
     if not points:
-        return None
-    num = sum(s * y / (y + alpha) ** 2 for s, y in points)
-    den = sum(s * s / (y + alpha) ** 2 for s, y in points)
-    beta_long = num / den
-    if beta_long <= beta:
-        return None
-    return beta / beta_long
+        return None, None
+    sizes = sorted(points)
+    weights = [1.0 / points[s] ** 2 for s in sizes]
+    a, b = alpha, 0.0
+    if len(sizes) >= 2:
+        a, b = least_squares(sizes, [points[s] for s in sizes], weights)
+    if len(sizes) < 2 or a < alpha or b <= 0:
+        a = alpha
+        b = sum(w * s * (points[s] - a) for s, w in zip(sizes, weights)) / sum(w * s * s for s, w in zip(sizes, weights))
+    lat = a / alpha if a > 1.05 * alpha else None
+    bw = beta / b if b > beta else None
+    return lat, bw
 
 
 def kernel_size_term(kernel, n):
@@ -269,12 +275,15 @@ def fit_profile(records, np, library, version, how):
               "trips, warm-up) minus os and or; least squares in relative error" + left_out)
     params["node_alpha"] = param(alpha, "s", src_pp)
     params["node_bw"] = param(1.0 / beta, "B/s", src_pp)
-    factor = long_message_factor({s: t for s, t in pp.items() if s >= DETACHED_LIMIT}, alpha, beta)
-    if factor is not None:
-        params[cp.BW_FACTOR] = param(
-            [[DETACHED_LIMIT, factor]], "[[min_bytes, factor]]",
-            f"calibrate pingpong {DETACHED_LIMIT} B..4 MiB at np={np}: per-byte time of (half round trip "
-            "- node_alpha), least squares in relative error, as a fraction of node_bw" + left_out)
+    lat, bw = long_message_factors({s: t for s, t in pp.items() if s >= DETACHED_LIMIT}, alpha, beta)
+    src_long = (f"calibrate pingpong {DETACHED_LIMIT} B..4 MiB at np={np}: half round trip = a + b * size, "
+                "least squares in relative error; ")
+    if lat is not None:
+        params[cp.LAT_FACTOR] = param([[DETACHED_LIMIT, lat]], "[[min_bytes, factor]]",
+                                      src_long + "a as a multiple of node_alpha (the rendezvous)" + left_out)
+    if bw is not None:
+        params[cp.BW_FACTOR] = param([[DETACHED_LIMIT, bw]], "[[min_bytes, factor]]",
+                                     src_long + "1 / b as a fraction of node_bw" + left_out)
     params["iprobe"] = param(max(med(by["iprobe"][0]), 1e-9), "s",
                              "calibrate probe: median time of MPI_Iprobe with nothing to find")
     params["test"] = param(max(med(by["test"][0]), 1e-9), "s",
@@ -422,8 +431,11 @@ def main(argv=None):
             if small:
                 shift = statistics.median(real_pp[s] - sim_pp[s] for s in small)
                 a = params["node_alpha"]
-                a["value"] = max(a["value"] + shift, 1e-9)
+                before, a["value"] = a["value"], max(a["value"] + shift, 1e-9)
                 a["source"] += f"; corrected by {shift * 1e6:+.3f} us, the simulated-vs-real ping-pong residual at <= 64 B"
+                # The long messages' latency is a multiple of node_alpha: keep what it adds up to.
+                for seg in params.get(cp.LAT_FACTOR, {}).get("value", []):
+                    seg[1] *= before / a["value"]
             sim_comm = {(r["op"], r["p"]): med(r) for r in simulate(["comm"]) if r["kind"] == "comm"}
             params.update(fit_creation(real_comm, sim_comm, args.np))
             profile["simulated_before_charges"] = {"comm": [{"op": o, "p": p, "seconds": t}
@@ -484,7 +496,8 @@ def refitted(spec, name=None):
         raise CalibrationError(f"{spec}: --refit needs a profile made by ./janus calibrate (raw samples, machine.np)")
     mpi = old.get("mpi", {})
     stamp = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-    how = f"{old.get('how', '')}; refitted from these samples on {stamp} (./janus calibrate --refit)"
+    measured_how = old.get("how", "").split("; refitted from these samples on ")[0]
+    how = f"{measured_how}; refitted from these samples on {stamp} (./janus calibrate --refit)"
     params, real_comm = fit_profile(real, np, mpi.get("library", "unknown"), mpi.get("version", "unknown"), how)
     profile = {k: v for k, v in old.items() if not k.startswith("_") and k != "simulated_before_charges"}
     profile.update(name=name or old["name"], how=how, parameters=params, _real_comm=real_comm)

@@ -32,6 +32,8 @@ LINK = ("node_alpha", "node_bw", "alpha", "bw")       # platform parameters (s, 
 # message only below smpi/send-is-detached-thresh (64 KiB), so above it the link alone has to
 # carry what the copies cost; this lets it do so without slowing the smaller messages.
 BW_FACTOR = "bw_factor"
+# Optional, the same form for the links' latency (a rendezvous' handshake).
+LAT_FACTOR = "lat_factor"
 CREATION = ("comm_create_group", "comm_split", "comm_dup", "comm_free")  # [A, B(, C)]: A + B log2 p + C p
 # compute_<k>: [c0, c1]; message, communicator and collective are RBC's own software work
 # (core/cost)
@@ -115,7 +117,7 @@ def validate(profile, where="profile"):
                                    + " (seconds)")
             for x in v:
                 _number(name, x)
-        elif name == BW_FACTOR:
+        elif name in (BW_FACTOR, LAT_FACTOR):
             if not isinstance(v, list) or not v:
                 raise ProfileError(f"parameter {name}: want [[min_bytes, factor], ...]")
             last = -1
@@ -171,9 +173,10 @@ def piecewise_at(segments, size):
 DETACHED_LIMIT = 65536
 
 
-def bw_factor_at(profile, size):
+def factor_at(profile, name, size):
+    """A piecewise factor (BW_FACTOR, LAT_FACTOR) at `size` bytes: 1 below its first segment."""
     factor = 1.0
-    for lo, f in value(profile, BW_FACTOR, []):
+    for lo, f in value(profile, name, []):
         if lo <= size:
             factor = f
     return factor
@@ -181,7 +184,8 @@ def bw_factor_at(profile, size):
 
 def pingpong_seconds(profile, size, alpha="node_alpha", bw="node_bw"):
     """The profile's own model of a blocking half round trip of `size` bytes on one link."""
-    t = value(profile, alpha) + size / (value(profile, bw) * bw_factor_at(profile, size))
+    t = (value(profile, alpha) * factor_at(profile, LAT_FACTOR, size)
+         + size / (value(profile, bw) * factor_at(profile, BW_FACTOR, size)))
     if size < DETACHED_LIMIT:
         t += piecewise_at(value(profile, "os"), size) + piecewise_at(value(profile, "or"), size)
     return t
@@ -226,15 +230,14 @@ def smpi_cfg(profile):
              "--cfg=smpi/simulate-computation:no"]
     if value(profile, "wtime") is not None:
         opts.append(f"--cfg=smpi/wtime:{value(profile, 'wtime')!r}")
-    factors = value(profile, BW_FACTOR)
-    if factors:
-        # CM02 takes one bandwidth factor for every size; SMPI's model (CM02 plus piecewise
-        # factors) takes them by size. Its default factors are replaced: latency 1, and
-        # bandwidth 1 below the profile's first segment.
-        segments = factors if factors[0][0] == 0 else [[0, 1.0]] + factors
-        opts += ["--cfg=network/model:SMPI",
-                 "--cfg=smpi/bw-factor:" + ";".join(f"{int(lo)}:{f!r}" for lo, f in reversed(segments)),
-                 "--cfg=smpi/lat-factor:0:1"]
+    if value(profile, BW_FACTOR) or value(profile, LAT_FACTOR):
+        # CM02 takes one factor for every size; SMPI's model (CM02 plus piecewise factors) takes
+        # them by size. Its default factors are replaced: 1 wherever the profile names none.
+        opts.append("--cfg=network/model:SMPI")
+        for name, key in ((BW_FACTOR, "bw-factor"), (LAT_FACTOR, "lat-factor")):
+            factors = value(profile, name) or []
+            segments = factors if factors and factors[0][0] == 0 else [[0, 1.0]] + factors
+            opts.append(f"--cfg=smpi/{key}:" + ";".join(f"{int(lo)}:{f!r}" for lo, f in reversed(segments)))
     return opts
 
 

@@ -43,9 +43,11 @@ OPEN_MPI_SMALL_RANKS = {"bcast": "binomial_tree", "reduce": "binomial", "allredu
 def build(ois_small_us, creation_sim):
     small = [s for s in PINGPONG_US if s <= 8]
     lat = statistics.median(PINGPONG_US[s] * US - 2 * cp.piecewise_at(OVERHEAD, s) for s in small)
-    big = [65536, 1048576]
-    # bandwidth from the two large points, after overheads and latency
-    beta = statistics.median((PINGPONG_US[s] * US - 2 * cp.piecewise_at(OVERHEAD, s) - lat) / s for s in big)
+    # From 64 KiB SMPI charges a blocking message no os / or: the two large points are the link's
+    # alone, a rendezvous handshake (the intercept) plus the copies (the slope).
+    (s1, t1), (s2, t2) = ((s, PINGPONG_US[s] * US) for s in (65536, 1048576))
+    beta = (t2 - t1) / (s2 - s1)
+    handshake = t1 - beta * s1
     params = {
         "os": calibrate.param(OVERHEAD, "[[min_bytes, s, s/byte]]",
                               f"{SOURCE}: per-message overheads fitted to the ping-pong, 0.2 us below 512 B, 1.75 us from 512 B"),
@@ -54,7 +56,11 @@ def build(ois_small_us, creation_sim):
                                f"{SOURCE}: split_bcast, one RBC broadcast on 8 ranks ~2.6 us (k = 10, 50 minus k = 1); "
                                "RBC sends with MPI_Isend, so its small-message overhead is the one that broadcast implies"),
         "node_alpha": calibrate.param(lat, "s", f"{SOURCE}: ping-pong 0 B and 8 B minus os + or"),
-        "node_bw": calibrate.param(1 / beta, "B/s", f"{SOURCE}: ping-pong 64 KiB and 1 MiB minus overheads and latency"),
+        "node_bw": calibrate.param(1 / beta, "B/s", f"{SOURCE}: ping-pong 64 KiB and 1 MiB, the slope through them"),
+        "lat_factor": calibrate.param([[cp.DETACHED_LIMIT, handshake / lat]], "[[min_bytes, factor]]",
+                                      f"{SOURCE}: ping-pong 64 KiB and 1 MiB, the intercept through them (a "
+                                      "rendezvous' handshake) as a multiple of node_alpha; SMPI charges no "
+                                      "os / or to blocking messages from 64 KiB"),
         "iprobe": calibrate.param(4.2e-8, "s", "not in the reference: MPI_Iprobe of Open MPI 4.1 on the development "
                                   "machine (./janus calibrate); SMPI's 1e-4 s default is the ~403 us hypercube artefact"),
         "test": calibrate.param(2.5e-8, "s", "not in the reference: MPI_Test of Open MPI 4.1 on the development machine"),

@@ -50,7 +50,7 @@ class CalibratedModel(unittest.TestCase):
 
     def link(self, size):
         return cp.value(self.profile, "node_alpha") + size / (cp.value(self.profile, "node_bw")
-                                                             * cp.bw_factor_at(self.profile, size))
+                                                             * cp.factor_at(self.profile, cp.BW_FACTOR, size))
 
     def check(self, what, simulated, predicted):
         ratio = simulated / predicted

@@ -63,8 +63,9 @@ class Fits(unittest.TestCase):
         for s in (0, 8, 64, 1024, 4096, 16384):
             t = os_c + os_b * s + or_c + or_b * s + alpha
             records.append(rec("pingpong", [t, t, t], bytes=s))
+        handshake = 2e-6  # a rendezvous' extra round trip
         for s in (65536, 1 << 20, 4 << 20):
-            t = alpha + s / long_bw
+            t = alpha + handshake + s / long_bw
             records.append(rec("pingpong", [t, t, t], bytes=s))
         for s in (0, 256, 1024, 2048):
             records += [rec("overhead", [os_c + os_b * s], op="send", bytes=s),
@@ -75,24 +76,32 @@ class Fits(unittest.TestCase):
         bw = params["node_bw"]["value"]
         self.assertGreater(bw, 50e9)  # the eager range's per-byte cost stays in the overheads
         (start, factor), = params["bw_factor"]["value"]
-        self.assertEqual(start, calibrate.DETACHED_LIMIT)
+        (lat_start, lat), = params["lat_factor"]["value"]
+        self.assertEqual((start, lat_start), (calibrate.DETACHED_LIMIT, calibrate.DETACHED_LIMIT))
+        profile = {"schema": cp.SCHEMA, "name": "t", "machine": {}, "mpi": {}, "date": "", "parameters": params}
         for s in (65536, 1 << 20, 4 << 20):
-            model = params["node_alpha"]["value"] + s / (bw * factor)
-            self.assertAlmostEqual(model, alpha + s / long_bw, delta=0.02 * (alpha + s / long_bw))
+            real = alpha + handshake + s / long_bw
+            self.assertAlmostEqual(params["node_alpha"]["value"] * lat + s / (bw * factor), real, delta=0.02 * real)
+            self.assertAlmostEqual(cp.pingpong_seconds(profile, s), real, delta=0.02 * real)
         # The overheads stop growing with size where SMPI would apply them to long isends.
         for name in ("os", "ois", "or"):
             last = params[name]["value"][-1]
             self.assertEqual((last[0], last[2]), (calibrate.DETACHED_LIMIT, 0.0))
-        profile = {"schema": cp.SCHEMA, "name": "t", "machine": {}, "mpi": {}, "date": "", "parameters": params}
         cp.validate(profile)
         cfg = cp.smpi_cfg(profile)
         self.assertIn("--cfg=network/model:SMPI", cfg)
         self.assertIn(f"--cfg=smpi/bw-factor:65536:{factor!r};0:1.0", cfg)
-        self.assertIn("--cfg=smpi/lat-factor:0:1", cfg)
+        self.assertIn(f"--cfg=smpi/lat-factor:65536:{lat!r};0:1.0", cfg)
 
     def test_no_factor_where_the_link_explains_long_messages(self):
-        self.assertIsNone(calibrate.long_message_factor({1 << 20: 1e-7 + (1 << 20) / 5e9}, 1e-7, 1 / 4e9))
-        self.assertIsNone(calibrate.long_message_factor({}, 1e-7, 1e-10))
+        alpha = 1e-7
+        self.assertEqual(calibrate.long_message_factors({1 << 20: alpha + (1 << 20) / 5e9}, alpha, 1 / 4e9),
+                         (None, None))
+        self.assertEqual(calibrate.long_message_factors({}, alpha, 1e-10), (None, None))
+        # One size: no handshake can be told apart from the bandwidth; only the bandwidth moves.
+        lat, bw = calibrate.long_message_factors({1 << 20: alpha + (1 << 20) / 5e9}, alpha, 1e-11)
+        self.assertIsNone(lat)
+        self.assertAlmostEqual(bw, 1e-11 * 5e9, delta=1e-3)
 
     def test_bad_bandwidth_factors_are_refused(self):
         base = {"schema": cp.SCHEMA, "name": "t", "machine": {}, "mpi": {}, "date": "",
@@ -101,10 +110,12 @@ class Fits(unittest.TestCase):
         base["parameters"]["node_bw"] = {"value": 1e10, "source": "x"}
         cp.validate(base)
         self.assertNotIn("--cfg=network/model:SMPI", cp.smpi_cfg(base))
-        for bad in ([], [[65536, 0.0]], [[65536, 0.5], [1024, 0.5]], [[65536]], "0.5"):
-            base["parameters"]["bw_factor"] = {"value": bad, "source": "x"}
-            with self.assertRaises(cp.ProfileError):
-                cp.validate(base)
+        for name in ("bw_factor", "lat_factor"):
+            for bad in ([], [[65536, 0.0]], [[65536, 0.5], [1024, 0.5]], [[65536]], "0.5"):
+                base["parameters"][name] = {"value": bad, "source": "x"}
+                with self.assertRaises(cp.ProfileError):
+                    cp.validate(base)
+            base["parameters"].pop(name)
 
     def test_rbc_message_charge_from_alternating_trials(self):
         # The machine's load changes between trials (MPI's own ping-pong from 0.2 to 2 us); RBC's
