@@ -529,6 +529,10 @@ class Scan final : public Collective {
 // arrives in front of both. log2 q + 2 rounds of one message each way, where the tree's up and
 // down sweeps take 2 log2 p one after the other. A folded-in even rank gets back (everything left
 // of its pair, the total), rank 0 only the total.
+//
+// Long vectors make copies cost more than the messages (a copy of 512 KiB takes tens of
+// microseconds), so the running combination lives in totalbuf and what is left of this rank in
+// recvbuf wherever they are free, and the first piece from the left arrives straight in recvbuf.
 class ScanTotalDoubling final : public Collective {
  public:
   ScanTotalDoubling(const void* sendbuf, void* recvbuf, void* totalbuf, int count, MPI_Datatype type, MPI_Op op,
@@ -539,11 +543,37 @@ class ScanTotalDoubling final : public Collective {
         count_(count),
         info_(type),
         op_(op),
-        own_(scratch(), info_, count),
-        acc_(scratch(), info_, count),
-        left_(scratch(), info_, 2 * count),
-        incoming_(scratch(), info_, count) {
-    detail::copy_elements(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, own_.get(), count, info_);
+        commutative_(commutative(op)) {
+    const void* input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    own_ = input;
+    if (fly_.folded_in()) {
+      left_buf_ = TypedBuffer(scratch(), info_, back_count(me()));
+      return;
+    }
+    spare_buf_ = TypedBuffer(scratch(), info_, count);
+    spare_ = spare_buf_.get();
+    if (fly_.folds()) {
+      // The pair's block, the even rank's input in front, once it arrives.
+      own_buf_ = TypedBuffer(scratch(), info_, count);
+      detail::copy_elements(input, own_buf_.get(), count, info_);
+      own_ = own_buf_.get();
+    }
+    if (totalbuf != recvbuf && totalbuf != input) {
+      acc_ = totalbuf;
+    } else {
+      acc_buf_ = TypedBuffer(scratch(), info_, count);
+      acc_ = acc_buf_.get();
+    }
+    if (fly_.folds()) {
+      // Sent back as (left of the pair, total) in one message.
+      left_buf_ = TypedBuffer(scratch(), info_, 2 * count);
+      left_ = left_buf_.get();
+    } else if (own_ != recvbuf && acc_ != recvbuf) {
+      left_ = recvbuf;
+    } else {
+      left_buf_ = TypedBuffer(scratch(), info_, count);
+      left_ = left_buf_.get();
+    }
   }
 
  private:
@@ -557,77 +587,87 @@ class ScanTotalDoubling final : public Collective {
     if (state_ == 0) {
       ++state_;
       if (fly_.folded_in()) {
-        send(own_.get(), count_, info_.type, me() + 1, detail::kUp);
-        receive(left_.get(), back_count(me()), info_.type, me() + 1, detail::kDown);
+        send(own_, count_, info_.type, me() + 1, detail::kUp);
+        receive(left_buf_.get(), back_count(me()), info_.type, me() + 1, detail::kDown);
         state_ = kFoldedIn;
         return;
       }
       if (fly_.folds()) {
-        receive(incoming_.get(), count_, info_.type, me() - 1, detail::kUp);
+        receive(spare_, count_, info_.type, me() - 1, detail::kUp);
         fold_pending_ = true;
         return;
       }
-      detail::copy_elements(own_.get(), acc_.get(), count_, info_);
+      detail::copy_elements(own_, acc_, count_, info_);
     }
     if (state_ == kFoldedIn) {
-      // left_ holds (left of the pair, total), or the total alone on rank 0.
-      detail::copy_elements(own_.get(), recvbuf_, count_, info_);
+      // left_buf_ holds (left of the pair, total), or the total alone on rank 0.
+      detail::copy_elements(own_, recvbuf_, count_, info_);
       if (me() > 0) {
-        reduce_local(left_.get(), recvbuf_, count_, info_.type, op_);
-        detail::copy_elements(second_half(left_), totalbuf_, count_, info_);
+        reduce_local(left_buf_.get(), recvbuf_, count_, info_.type, op_);
+        detail::copy_elements(second_half(left_buf_), totalbuf_, count_, info_);
       } else {
-        detail::copy_elements(left_.get(), totalbuf_, count_, info_);
+        detail::copy_elements(left_buf_.get(), totalbuf_, count_, info_);
       }
       finish();
       return;
     }
     if (fold_pending_) {
-      // From here on own_ is the pair's block, the even rank's input first.
       fold_pending_ = false;
-      reduce_local(incoming_.get(), own_.get(), count_, info_.type, op_);
-      detail::copy_elements(own_.get(), acc_.get(), count_, info_);
+      reduce_local(spare_, own_buf_.get(), count_, info_.type, op_);
+      detail::copy_elements(own_, acc_, count_, info_);
     } else if (partner_ >= 0) {
       absorb();
     }
     partner_ = fly_.next_partner();
     if (partner_ >= 0) {
-      send(acc_.get(), count_, info_.type, partner_, detail::kForward);
-      receive(incoming_.get(), count_, info_.type, partner_, detail::kForward);
+      send(acc_, count_, info_.type, partner_, detail::kForward);
+      incoming_ = partner_ < me() && !has_left_ ? left_ : spare_;
+      receive(incoming_, count_, info_.type, partner_, detail::kForward);
       return;
     }
-    // own_ is this virtual rank's block (a folding rank's pair), left_ what is left of it.
-    detail::copy_elements(own_.get(), recvbuf_, count_, info_);
-    if (has_left_) reduce_local(left_.get(), recvbuf_, count_, info_.type, op_);
-    detail::copy_elements(acc_.get(), totalbuf_, count_, info_);
+    deliver_prefix();
+    detail::copy_elements(acc_, totalbuf_, count_, info_);
     if (fly_.folds()) {
       const int even = me() - 1;
       if (even == 0) {
         send(totalbuf_, count_, info_.type, even, detail::kDown);
       } else {
-        // Everything left of the pair is left_ (the leftmost pair has nothing on its left).
-        detail::copy_elements(acc_.get(), second_half(left_), count_, info_);
-        send(left_.get(), 2 * count_, info_.type, even, detail::kDown);
+        // Everything left of the pair is in left_ (the leftmost pair has nothing on its left).
+        detail::copy_elements(totalbuf_, second_half(left_buf_), count_, info_);
+        send(left_buf_.get(), 2 * count_, info_.type, even, detail::kDown);
       }
     }
     finish();
   }
 
   // What arrived from partner_ joins the block; from the left, it also joins what is left of
-  // this rank.
+  // this rank (the first such piece arrived where that is kept).
   void absorb() {
     const int partner = partner_;
     partner_ = -1;
     if (partner < me()) {
-      reduce_local(incoming_.get(), acc_.get(), count_, info_.type, op_);
-      if (has_left_) {
-        reduce_local(incoming_.get(), left_.get(), count_, info_.type, op_);
-      } else {
-        detail::copy_elements(incoming_.get(), left_.get(), count_, info_);
-        has_left_ = true;
-      }
+      reduce_local(incoming_, acc_, count_, info_.type, op_);
+      if (incoming_ != left_) reduce_local(incoming_, left_, count_, info_.type, op_);
+      has_left_ = true;
+    } else if (commutative_) {
+      reduce_local(incoming_, acc_, count_, info_.type, op_);
     } else {
-      reduce_local(acc_.get(), incoming_.get(), count_, info_.type, op_);
-      std::swap(acc_, incoming_);
+      reduce_local(acc_, incoming_, count_, info_.type, op_);
+      std::swap(acc_, spare_);
+    }
+  }
+
+  // recvbuf = (what is left of this rank) op (its block).
+  void deliver_prefix() {
+    if (!has_left_ || left_ != recvbuf_) {
+      detail::copy_elements(own_, recvbuf_, count_, info_);
+      if (has_left_) reduce_local(left_, recvbuf_, count_, info_.type, op_);
+    } else if (commutative_) {
+      reduce_local(own_, recvbuf_, count_, info_.type, op_);
+    } else {
+      detail::copy_elements(own_, spare_, count_, info_);
+      reduce_local(recvbuf_, spare_, count_, info_.type, op_);
+      detail::copy_elements(spare_, recvbuf_, count_, info_);
     }
   }
 
@@ -637,10 +677,16 @@ class ScanTotalDoubling final : public Collective {
   int count_;
   TypeInfo info_;
   MPI_Op op_;
-  TypedBuffer own_;
-  TypedBuffer acc_;
-  TypedBuffer left_;
-  TypedBuffer incoming_;
+  bool commutative_;
+  const void* own_ = nullptr;  // this (virtual) rank's block: its input, or the folded pair's
+  void* acc_ = nullptr;        // the current block's combination: totalbuf where it is free
+  void* left_ = nullptr;       // what is left of this rank in that block: recvbuf where it is free
+  void* spare_ = nullptr;      // where a partner's block arrives (swaps with acc_)
+  void* incoming_ = nullptr;
+  TypedBuffer own_buf_;
+  TypedBuffer acc_buf_;
+  TypedBuffer left_buf_;
+  TypedBuffer spare_buf_;
   bool has_left_ = false;
   bool fold_pending_ = false;
   Butterfly fly_{comm().size(), comm().rank()};

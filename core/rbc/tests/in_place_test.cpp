@@ -67,6 +67,11 @@ void reductions(Checker& check, const rbc::RangeComm& comm, MPI_Op left, int n) 
     v = own(me, n);
     rbc::exscan(MPI_IN_PLACE, v.data(), n, MPI_LONG_LONG, op, comm);
     if (me > 0) check.equal(wrong(v, n, expect, 0, me - 1), 0, "exscan" + what);
+    v = own(me, n);
+    std::vector<long long> total(static_cast<std::size_t>(n), -1);
+    rbc::scan_and_bcast(MPI_IN_PLACE, v.data(), total.data(), n, MPI_LONG_LONG, op, comm);
+    check.equal(wrong(v, n, expect, 0, me), 0, "scan_and_bcast prefix" + what);
+    check.equal(wrong(total, n, expect, 0, p - 1), 0, "scan_and_bcast total" + what);
   }
 }
 
