@@ -251,6 +251,46 @@ void predefined_types(Checker& check, const rbc::RangeComm& comm) {
   }
 }
 
+// Payloads around the size where a message stops carrying its payload inline (about 3.9 KiB) and
+// around the receive buffer's 4 KiB: blocking, nonblocking and probed receives all get every byte
+// and the right count, whichever form the sender chose.
+void sizes_around_the_inline_limit(Checker& check, const rbc::RangeComm& comm) {
+  const int last = comm.size() - 1;
+  if (last == 0 || (comm.rank() != 0 && comm.rank() != last)) return;
+  const int counts[] = {3900, 3951, 3952, 3953, 3984, 4000, 4040, 4095, 4096, 4097, 4200};
+  for (int mode = 0; mode < 3; ++mode) {
+    for (int count : counts) {
+      std::vector<unsigned char> out(static_cast<std::size_t>(count) + 1), in(out.size(), 0xee);
+      for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<unsigned char>(i * 13 + mode);
+      if (comm.rank() == 0) {
+        if (mode == 1) {
+          rbc::isend(out.data(), count, MPI_BYTE, last, 11, comm).wait();
+        } else {
+          rbc::send(out.data(), count, MPI_BYTE, last, 11, comm);
+        }
+        continue;
+      }
+      rbc::Status status;
+      if (mode == 2) {
+        const rbc::Status probed = rbc::probe(0, 11, comm);
+        check.equal(probed.count(MPI_BYTE), count, "probe counts a ", count, "-byte message");
+      }
+      if (mode == 1) {
+        rbc::Request request = rbc::irecv(in.data(), count + 1, MPI_BYTE, 0, 11, comm);
+        request.wait();
+        status = request.status();
+      } else {
+        status = rbc::recv(in.data(), count + 1, MPI_BYTE, 0, 11, comm);
+      }
+      check.equal(status.count(MPI_BYTE), count, "mode ", mode, ": a ", count, "-byte message counted");
+      check.check(std::memcmp(in.data(), out.data(), static_cast<std::size_t>(count)) == 0, "mode ", mode, ": ",
+                  count, " bytes arrived byte for byte");
+      check.equal(static_cast<int>(in[static_cast<std::size_t>(count)]), 0xee, "mode ", mode,
+                  ": nothing written past ", count, " bytes");
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -272,5 +312,7 @@ int main(int argc, char** argv) {
     }
     Context context(check, "predefined datatypes");
     predefined_types(check, rbc::RangeComm::from_mpi(MPI_COMM_WORLD));
+    Context around(check, "sizes around the inline limit");
+    sizes_around_the_inline_limit(check, rbc::RangeComm::from_mpi(MPI_COMM_WORLD));
   });
 }
