@@ -17,11 +17,12 @@
 // MPI tags coincide) is parked for its owner, and a posted receive of the owner is cancelled
 // and served from the park, so no message ever reaches another communicator's receive.
 //
-// Small messages (payload up to about 3.9 KiB, kInlineBytes in wire.cpp) travel in one MPI
-// message, envelope + packed payload, into a receive buffer large enough for any small message
-// (a foreign message can never be truncated). Larger ones send the envelope first and the
-// payload as a second message with a payload tag that is unique per sender and receiver; the
-// receiver posts the payload receive into the user's buffer once it has accepted the envelope.
+// Small messages (payload up to kEagerBytes, except where the envelope alone would push the
+// message past a 4 KiB eager limit: inline_payload in wire.cpp) travel in one MPI message,
+// envelope + packed payload, into a receive buffer large enough for any small message (a foreign
+// message can never be truncated). Others send the envelope first and the payload as a second
+// message with a payload tag that is unique per sender and receiver; the receiver posts the
+// payload receive into the user's buffer once it has accepted the envelope.
 namespace rbc::detail {
 
 inline constexpr int kEagerBytes = 4096;
