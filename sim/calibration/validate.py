@@ -18,6 +18,7 @@ ratios wrong however good the model is, and only a recalibration tells the two a
 import argparse
 import datetime
 import json
+import math
 import os
 import shlex
 import shutil
@@ -309,6 +310,34 @@ def fmt_us(s):
     return "-" if s is None else f"{s * 1e6:.3g}"
 
 
+def group_of(key):
+    """The summary group of a point: what it measures and at which size class."""
+    d = dict(key)
+    bench = d.get("benchmark", "?")
+    if bench == "sort":
+        n = d.get("n_per_pe", 0)
+        return f"sort, n/p {'<= 256' if n <= 256 else '> 256'}"
+    if bench == "collectives":
+        return f"collectives, n = {d.get('n')}"
+    if bench in ("comm_create", "split_bcast"):
+        return "creation, split + broadcasts"
+    return bench
+
+
+def group_summary(rows):
+    """(group, points within, points, lowest ratio, highest ratio) per group, in first-seen order."""
+    groups = {}
+    for r in rows:
+        if r["ratio"] is None:
+            continue
+        g = groups.setdefault(group_of(r["key"]), [0, 0, math.inf, 0.0])
+        g[0] += 1 if r["within_25"] else 0
+        g[1] += 1
+        g[2] = min(g[2], r["ratio"])
+        g[3] = max(g[3], r["ratio"])
+    return [(name, *v) for name, v in groups.items()]
+
+
 def render_table(rows, context, drift_rows=()):
     ok = [r for r in rows if r["within_25"]]
     rated = [r for r in rows if r["ratio"] is not None]
@@ -322,6 +351,11 @@ def render_table(rows, context, drift_rows=()):
         for r in drift_rows:
             lines.append(f"| {r['probe']} | {fmt_us(r['profile_s'])} | {fmt_us(r['now_s'])} | {r['ratio']:.2f} | "
                          f"{'yes' if r['within_25'] else 'no'} |")
+        lines.append("")
+    summary = group_summary(rows)
+    if summary:
+        lines += ["| group | within +-25% | simulated / real |", "| --- | --- | --- |"]
+        lines += [f"| {name} | {ok} of {n} | {lo:.2f} - {hi:.2f} |" for name, ok, n, lo, hi in summary]
         lines.append("")
     lines += ["| point | real [us] | simulated [us] | simulated / real | within +-25% |",
               "| --- | ---: | ---: | ---: | --- |"]

@@ -55,5 +55,25 @@ class MachineCheck(unittest.TestCase):
         self.assertIn("machine against the profile: 0 of 1 probes", table)
 
 
+class Summary(unittest.TestCase):
+    def test_groups_count_within_and_span_ratios(self):
+        def row(ratio, **key):
+            return {"key": [[k, v] for k, v in key.items()], "ratio": ratio,
+                    "within_25": None if ratio is None else abs(ratio - 1) <= 0.25}
+        rows = [row(0.5, benchmark="sort", n_per_pe=1), row(0.9, benchmark="sort", n_per_pe=256),
+                row(1.1, benchmark="sort", n_per_pe=4096), row(2.0, benchmark="collectives", n=1),
+                row(1.0, benchmark="comm_create", p=2), row(0.8, benchmark="split_bcast", k=10),
+                row(None, benchmark="sort", n_per_pe=65536)]
+        got = {name: (ok, n, lo, hi) for name, ok, n, lo, hi in validate.group_summary(rows)}
+        self.assertEqual(got["sort, n/p <= 256"], (1, 2, 0.5, 0.9))
+        self.assertEqual(got["sort, n/p > 256"], (1, 1, 1.1, 1.1))
+        self.assertEqual(got["collectives, n = 1"], (0, 1, 2.0, 2.0))
+        self.assertEqual(got["creation, split + broadcasts"], (2, 2, 0.8, 1.0))
+        printable = [dict(r, point="x", real_s=1.0, simulated_s=r["ratio"]) for r in rows]
+        table = validate.render_table(printable, {"profile": "t", "date": "d", "real": "r", "simulated": "s",
+                                                  "machine_check": "m"})
+        self.assertIn("| sort, n/p <= 256 | 1 of 2 | 0.50 - 0.90 |", table)
+
+
 if __name__ == "__main__":
     unittest.main()
