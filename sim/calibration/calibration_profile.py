@@ -71,6 +71,23 @@ def _number(name, x, positive=False):
     return float(x)
 
 
+def _segments(name, v, want, segment):
+    """The segments of a piecewise value (`want`: its form; `segment`: one segment's), each a list
+    of segment's length starting at a larger size than the one before; raises ProfileError."""
+    width = segment.count(",") + 1
+    if not isinstance(v, list) or not v:
+        raise ProfileError(f"parameter {name}: want {want}")
+    last = -1
+    for seg in v:
+        if not isinstance(seg, list) or len(seg) != width:
+            raise ProfileError(f"parameter {name}: segment {seg!r} is not {segment}")
+        lo = int(_number(name, seg[0]))
+        if lo <= last:
+            raise ProfileError(f"parameter {name}: segments must start at increasing sizes")
+        last = lo
+    return v
+
+
 def validate(profile, where="profile"):
     """Raises ProfileError unless `profile` is a well-formed profile; returns it."""
     if not isinstance(profile, dict) or profile.get("schema") != SCHEMA:
@@ -89,16 +106,7 @@ def validate(profile, where="profile"):
             raise ProfileError(f"{where}: parameter '{name}' needs a value and a source")
         v = entry["value"]
         if name in PIECEWISE:
-            if not isinstance(v, list) or not v:
-                raise ProfileError(f"parameter {name}: want [[min_bytes, seconds, seconds_per_byte], ...]")
-            last = -1
-            for seg in v:
-                if not isinstance(seg, list) or len(seg) != 3:
-                    raise ProfileError(f"parameter {name}: segment {seg!r} is not [min_bytes, s, s/byte]")
-                lo = int(_number(name, seg[0]))
-                if lo <= last:
-                    raise ProfileError(f"parameter {name}: segments must start at increasing sizes")
-                last = lo
+            for seg in _segments(name, v, "[[min_bytes, seconds, seconds_per_byte], ...]", "[min_bytes, s, s/byte]"):
                 _number(name, seg[1])
                 _number(name, seg[2])
             if v[0][0] != 0:
@@ -118,16 +126,7 @@ def validate(profile, where="profile"):
             for x in v:
                 _number(name, x)
         elif name in (BW_FACTOR, LAT_FACTOR):
-            if not isinstance(v, list) or not v:
-                raise ProfileError(f"parameter {name}: want [[min_bytes, factor], ...]")
-            last = -1
-            for seg in v:
-                if not isinstance(seg, list) or len(seg) != 2:
-                    raise ProfileError(f"parameter {name}: segment {seg!r} is not [min_bytes, factor]")
-                lo = int(_number(name, seg[0]))
-                if lo <= last:
-                    raise ProfileError(f"parameter {name}: segments must start at increasing sizes")
-                last = lo
+            for seg in _segments(name, v, "[[min_bytes, factor], ...]", "[min_bytes, factor]"):
                 _number(name, seg[1], positive=True)
         elif name == "coll_selector":
             if v not in SELECTORS:
