@@ -70,6 +70,15 @@ def bazel_bin(targets, mpi="openmpi"):
     return info.stdout.strip()
 
 
+def bazel_bins(targets, mpi_targets, mpi):
+    """(bazel-bin of targets, bazel-bin of the real-MPI targets built for mpi): one build where
+    both share a configuration."""
+    if mpi == "openmpi":
+        root = bazel_bin(targets + mpi_targets)
+        return root, root
+    return bazel_bin(targets), bazel_bin(mpi_targets, mpi)
+
+
 def default_launcher(np, mpi="openmpi"):
     """The launcher for np ranks, bound to cores unless oversubscribed: Open MPI's mpirun with the
     options the benchmarks use, or MPICH's Hydra (mpiexec.mpich). JANUS_MPIRUN replaces it (a

@@ -187,10 +187,9 @@ def main(argv=None):
             if unknown:
                 raise calibrate.CalibrationError(f"--only: unknown program(s) {', '.join(unknown)}")
             programs = [(n, a) for n, a in programs if n in only]
-        bin_root = calibrate.bazel_bin([f"//bench:{name}_smpi" for name, _ in programs]
-                                       + ["//sim/calibration:libcharge_preload.so"])
-        mpi_root = calibrate.bazel_bin([f"//bench:{name}_mpi" for name, _ in programs]
-                                       + ["//sim/calibration:calibrate_mpi"], args.mpi)
+        bin_root, mpi_root = calibrate.bazel_bins(
+            [f"//bench:{name}_smpi" for name, _ in programs] + ["//sim/calibration:libcharge_preload.so"],
+            [f"//bench:{name}_mpi" for name, _ in programs] + ["//sim/calibration:calibrate_mpi"], args.mpi)
         preload = os.path.join(bin_root, "sim", "calibration", "libcharge_preload.so")
         platform = args.platform or profile.get("platform", {}).get("name", "cluster")
         params = args.param

@@ -179,6 +179,19 @@ class Launchers(unittest.TestCase):
         self.assertIn("--mca", calibrate.default_launcher(2, "openmpi"))
         self.assertIn("/tmp/x", calibrate.isolation_options("openmpi", "/tmp/x"))
 
+    def test_one_build_where_the_libraries_share_a_configuration(self):
+        calls = []
+        real = calibrate.bazel_bin
+        calibrate.bazel_bin = lambda targets, mpi="openmpi": calls.append((list(targets), mpi)) or f"/out/{mpi}"
+        try:
+            self.assertEqual(calibrate.bazel_bins(["//a:smpi"], ["//a:mpi"], "openmpi"), ("/out/openmpi",) * 2)
+            self.assertEqual(calls, [(["//a:smpi", "//a:mpi"], "openmpi")])
+            calls.clear()
+            self.assertEqual(calibrate.bazel_bins(["//a:smpi"], ["//a:mpi"], "mpich"), ("/out/openmpi", "/out/mpich"))
+            self.assertEqual(calls, [(["//a:smpi"], "openmpi"), (["//a:mpi"], "mpich")])
+        finally:
+            calibrate.bazel_bin = real
+
     def test_custom_launcher_gets_no_library_options(self):
         os.environ["JANUS_MPIRUN"] = "mpiexec -genv OMP_NUM_THREADS 1"
         self.assertEqual(calibrate.default_launcher(4, "openmpi"), ["mpiexec", "-genv", "OMP_NUM_THREADS", "1", "-np", "4"])
