@@ -95,13 +95,35 @@ class Fits(unittest.TestCase):
 
     def test_no_factor_where_the_link_explains_long_messages(self):
         alpha = 1e-7
-        self.assertEqual(calibrate.long_message_factors({1 << 20: alpha + (1 << 20) / 5e9}, alpha, 1 / 4e9),
+        self.assertEqual(calibrate.long_message_factors({1 << 20: alpha + (1 << 20) / 4.1e9}, alpha, 1 / 4e9),
                          (None, None))
+        # Long messages faster than the eager link (a single-copy transport) get a factor above 1.
+        lat, bw = calibrate.long_message_factors({1 << 20: alpha + (1 << 20) / 10e9}, alpha, 1 / 4e9)
+        self.assertIsNone(lat)
+        self.assertAlmostEqual(bw, 2.5, delta=0.01)
         self.assertEqual(calibrate.long_message_factors({}, alpha, 1e-10), (None, None))
         # One size: no handshake can be told apart from the bandwidth; only the bandwidth moves.
         lat, bw = calibrate.long_message_factors({1 << 20: alpha + (1 << 20) / 5e9}, alpha, 1e-11)
         self.assertIsNone(lat)
         self.assertAlmostEqual(bw, 1e-11 * 5e9, delta=1e-3)
+
+    def test_send_overhead_is_not_the_receivers_drain_rate(self):
+        # Back-to-back blocking sends of 512 B and more wait for the receiver (shared memory's
+        # buffers are full): 4x the isend. Fitted as os, that would make every simulated ping-pong
+        # of those sizes slower than the real one; the send costs its caller what an isend does.
+        records = [rec("pingpong", [3e-7 + s * 3e-10] * 3, bytes=s) for s in (0, 8, 256, 1024, 4096)]
+        for s in (0, 256, 512, 1024, 2048):
+            isend = 8e-8 + 6e-11 * s
+            send = isend if s < 512 else 4 * isend
+            records += [rec("overhead", [send], op="send", bytes=s), rec("overhead", [isend], op="isend", bytes=s),
+                        rec("overhead", [3e-8], op="recv", bytes=s)]
+        records += [rec("iprobe", [5e-8]), rec("test", [2e-8])]
+        params, _ = calibrate.fit_profile(records, 2, "Open MPI", "4.1", "")
+        for s in (256, 1024, 2048):
+            self.assertAlmostEqual(cp.piecewise_at(params["os"]["value"], s), 8e-8 + 6e-11 * s, delta=1e-9)
+        profile = {"schema": cp.SCHEMA, "name": "t", "machine": {}, "mpi": {}, "date": "", "parameters": params}
+        for s in (256, 1024, 4096):
+            self.assertAlmostEqual(cp.pingpong_seconds(profile, s), 3e-7 + s * 3e-10, delta=0.1 * (3e-7 + s * 3e-10))
 
     def test_bad_bandwidth_factors_are_refused(self):
         base = {"schema": cp.SCHEMA, "name": "t", "machine": {}, "mpi": {}, "date": "",
