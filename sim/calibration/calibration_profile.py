@@ -35,9 +35,10 @@ BW_FACTOR = "bw_factor"
 # Optional, the same form for the links' latency (a rendezvous' handshake).
 LAT_FACTOR = "lat_factor"
 CREATION = ("comm_create_group", "comm_split", "comm_dup", "comm_free")  # [A, B(, C)]: A + B log2 p + C p
-# compute_<k>: [c0, c1]; message, communicator and collective are RBC's own software work
-# (core/cost)
-KERNELS = ("sort", "partition", "select", "merge", "copy", "message", "communicator", "collective")
+# compute_<k>: [c0, c1] (c0 + c1 f(n)) or [[n, c0, c1], ...] from n = 0 (c0 + c1 (f(n) - f(start))
+# in the last segment starting at or below n); message, communicator and collective are RBC's own
+# software work (core/cost)
+KERNELS = ("sort", "partition", "select", "merge", "copy", "shuffle", "message", "communicator", "collective")
 REQUIRED = PIECEWISE + SECONDS + ("node_alpha", "node_bw")
 
 SELECTORS = ("default", "ompi", "mpich", "mvapich2", "impi", "automatic")
@@ -116,6 +117,14 @@ def validate(profile, where="profile"):
             _number(name, v, positive=True)
         elif name in LINK:
             _number(name, v, positive=True)
+        elif name.startswith("compute_") and v and isinstance(v[0], list):
+            if name[len("compute_"):] not in KERNELS:
+                raise ProfileError(f"parameter {name}: unknown kernel (kernels: {', '.join(KERNELS)})")
+            for seg in _segments(name, v, "[[n, c0, c1], ...]", "[n, c0, c1]"):
+                _number(name, seg[1])
+                _number(name, seg[2])
+            if v[0][0] != 0:
+                raise ProfileError(f"parameter {name}: the first segment must start at n = 0")
         elif name in CREATION or name.startswith("compute_"):
             if name.startswith("compute_") and name[len("compute_"):] not in KERNELS:
                 raise ProfileError(f"parameter {name}: unknown kernel (kernels: {', '.join(KERNELS)})")
@@ -195,10 +204,22 @@ def creation_seconds(profile, op, p):
     return v[0] + v[1] * math.log2(max(p, 1)) + v[2] * p
 
 
+def size_term(kernel, n):
+    """f(n) of a kernel's cost model (core/cost's size_term)."""
+    if kernel == "sort":
+        return n * math.log2(n) if n > 1 else 0.0
+    return float(n)
+
+
+def kernel_segments(v):
+    """A compute_<k> value as segments [[n, c0, c1], ...]."""
+    return v if v and isinstance(v[0], list) else [[0, v[0], v[1]]]
+
+
 def kernel_seconds(profile, kernel, n):
-    c0, c1 = value(profile, "compute_" + kernel, [0.0, 0.0])
-    f = n * math.log2(n) if kernel == "sort" and n > 1 else (0.0 if kernel == "sort" else float(n))
-    return c0 + c1 * f
+    segments = kernel_segments(value(profile, "compute_" + kernel, [0.0, 0.0]))
+    start, c0, c1 = [seg for seg in segments if seg[0] <= n][-1]
+    return c0 + c1 * (size_term(kernel, n) - size_term(kernel, start))
 
 
 def platform_params(profile):
@@ -253,7 +274,8 @@ def environment(profile):
     for k in KERNELS:
         v = value(profile, "compute_" + k)
         if v is not None:
-            env["JANUS_COST_" + k.upper()] = f"{v[0]!r},{v[1]!r}"
+            env["JANUS_COST_" + k.upper()] = ";".join(f"{int(n)}:{float(c0)!r},{float(c1)!r}"
+                                                      for n, c0, c1 in kernel_segments(v))
     return env
 
 

@@ -20,6 +20,7 @@ const char* env_name(Kernel kernel) {
     case Kernel::select: return "JANUS_COST_SELECT";
     case Kernel::merge: return "JANUS_COST_MERGE";
     case Kernel::copy: return "JANUS_COST_COPY";
+    case Kernel::shuffle: return "JANUS_COST_SHUFFLE";
     case Kernel::message: return "JANUS_COST_MESSAGE";
     case Kernel::communicator: return "JANUS_COST_COMMUNICATOR";
     case Kernel::collective: return "JANUS_COST_COLLECTIVE";
@@ -35,13 +36,17 @@ double size_term(Kernel kernel, std::size_t n) {
 
 namespace {
 
+[[noreturn]] void malformed(const char* spec, const char* why) {
+  throw std::invalid_argument(std::string("cost: malformed cost spec '") + spec + "' (" + why +
+                              "; want \"C0,C1\" or \"N:C0,C1;N:C0,C1;...\", non-negative)");
+}
+
 double parse_number(const char*& cursor, const char* spec) {
   errno = 0;
   char* end = nullptr;
   const double value = std::strtod(cursor, &end);
   if (end == cursor || errno != 0 || !std::isfinite(value) || value < 0) {
-    throw std::invalid_argument(std::string("cost: malformed cost spec '") + spec +
-                                "' (want \"C0,C1\", seconds, non-negative)");
+    malformed(spec, "not a non-negative number");
   }
   cursor = end;
   return value;
@@ -51,18 +56,31 @@ double parse_number(const char*& cursor, const char* spec) {
 
 double modelled_seconds(Kernel kernel, std::size_t n, const char* spec) {
   if (spec == nullptr || *spec == '\0') return 0.0;
+  const double x = static_cast<double>(n);
   const char* cursor = spec;
-  const double c0 = parse_number(cursor, spec);
-  if (*cursor != ',') {
-    throw std::invalid_argument(std::string("cost: malformed cost spec '") + spec +
-                                "' (want \"C0,C1\")");
+  double seconds = 0.0;
+  double last_start = -1.0;
+  while (true) {
+    double start = 0.0;
+    double c0 = parse_number(cursor, spec);
+    if (*cursor == ':') {
+      ++cursor;
+      start = c0;
+      c0 = parse_number(cursor, spec);
+    }
+    if (*cursor != ',') malformed(spec, "a segment needs C0,C1");
+    ++cursor;
+    const double c1 = parse_number(cursor, spec);
+    if (last_start < 0 ? start != 0.0 : start <= last_start) {
+      malformed(spec, "segments start at 0 and increase");
+    }
+    last_start = start;
+    if (start <= x) seconds = c0 + c1 * (size_term(kernel, n) - size_term(kernel, static_cast<std::size_t>(start)));
+    if (*cursor == '\0') break;
+    if (*cursor != ';') malformed(spec, "trailing text");
+    ++cursor;
   }
-  ++cursor;
-  const double c1 = parse_number(cursor, spec);
-  if (*cursor != '\0') {
-    throw std::invalid_argument(std::string("cost: trailing text in cost spec '") + spec + "'");
-  }
-  return c0 + c1 * size_term(kernel, n);
+  return seconds;
 }
 
 void charge(Kernel kernel, std::size_t n) {

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <stdexcept>
 
 #include "cost/charge.hpp"
@@ -20,14 +21,30 @@ TEST(CostModel, SortIsNLogN) {
 
 TEST(CostModel, LinearKernels) {
   for (auto k : {cost::Kernel::partition, cost::Kernel::select, cost::Kernel::merge,
-                 cost::Kernel::copy, cost::Kernel::message, cost::Kernel::communicator,
+                 cost::Kernel::copy, cost::Kernel::shuffle, cost::Kernel::message, cost::Kernel::communicator,
                  cost::Kernel::collective}) {
     EXPECT_DOUBLE_EQ(cost::modelled_seconds(k, 500, "0,3e-9"), 1.5e-6);
   }
 }
 
+TEST(CostModel, SegmentsJoinMeasuredPoints) {
+  // sort measured at 16 (1e-7 s) and 256 (3e-6 s): the segment from 16 runs through both.
+  const double slope = (3e-6 - 1e-7) / (256 * 8 - 16 * 4);
+  char spec[96];
+  std::snprintf(spec, sizeof spec, "0:0,1e-9;16:1e-7,%.17g", slope);
+  EXPECT_DOUBLE_EQ(cost::modelled_seconds(cost::Kernel::sort, 8, spec), 1e-9 * 24);
+  EXPECT_DOUBLE_EQ(cost::modelled_seconds(cost::Kernel::sort, 16, spec), 1e-7);
+  EXPECT_NEAR(cost::modelled_seconds(cost::Kernel::sort, 256, spec), 3e-6, 1e-15);
+  EXPECT_NEAR(cost::modelled_seconds(cost::Kernel::sort, 4096, spec),
+              1e-7 + slope * (4096 * 12 - 64), 1e-15);
+  EXPECT_DOUBLE_EQ(cost::modelled_seconds(cost::Kernel::copy, 10, "0:1,0;10:2,1;20:5,0"), 2.0);
+  EXPECT_DOUBLE_EQ(cost::modelled_seconds(cost::Kernel::copy, 19, "0:1,0;10:2,1;20:5,0"), 11.0);
+  EXPECT_DOUBLE_EQ(cost::modelled_seconds(cost::Kernel::copy, 25, "0:1,0;10:2,1;20:5,0"), 5.0);
+}
+
 TEST(CostModel, MalformedSpecsThrow) {
-  for (const char* bad : {"x", "1e-6", "1e-6,", ",1", "1,2,3", "-1,2", "1,nan", "1,2 "}) {
+  for (const char* bad : {"x", "1e-6", "1e-6,", ",1", "1,2,3", "-1,2", "1,nan", "1,2 ", "1,2;",
+                          "5:1,2", "0:1,2;0:1,2", "0:1,2;8:1,2;4:1,2", "0:1,2:3", "0:1,2;x"}) {
     EXPECT_THROW(cost::modelled_seconds(cost::Kernel::merge, 10, bad), std::invalid_argument)
         << bad;
   }

@@ -51,7 +51,33 @@ class Fits(unittest.TestCase):
         params, _ = calibrate.fit_profile(records, 2, "Open MPI", "4.1", "")
         self.assertAlmostEqual(params["node_alpha"]["value"], alpha, delta=0.05 * alpha)
         self.assertAlmostEqual(params["node_bw"]["value"], bw, delta=0.05 * bw)
-        self.assertAlmostEqual(params["compute_sort"]["value"][1], 4e-9, delta=1e-10)
+        profile = {"schema": cp.SCHEMA, "name": "t", "machine": {}, "mpi": {}, "date": "", "parameters": params}
+        for n in (1, 16, 256, 4096, 65536, 1 << 20):
+            t = 1e-7 + 4e-9 * n * math.log2(n)
+            self.assertAlmostEqual(cp.kernel_seconds(profile, "sort", n), t, delta=0.02 * t)
+        cp.validate(profile)
+
+    def test_kernel_costs_go_through_every_measured_size(self):
+        # A comparison sort's small inputs cost more per element than one formula says.
+        measured = {1: 3e-9, 16: 1.4e-7, 256: 6.1e-6, 4096: 5.2e-5, 65536: 9.4e-4}
+        records = [rec("kernel", [t], op="sort", n=n) for n, t in measured.items()]
+        records += [rec("kernel", [2e-8 + 1.2e-9 * n], op="merge", n=n) for n in (1, 256, 4096)]
+        segments = calibrate.joined_segments("sort", sorted(measured.items()))
+        self.assertEqual([s[0] for s in segments], [0, 16, 256, 4096])
+        self.assertTrue(all(s[1] >= 0 and s[2] >= 0 for s in segments))
+        profile = {"schema": cp.SCHEMA, "name": "t", "machine": {}, "mpi": {}, "date": "",
+                   "parameters": {"compute_sort": {"value": segments, "source": "x"}}}
+        for n, t in measured.items():
+            self.assertAlmostEqual(cp.kernel_seconds(profile, "sort", n), t, delta=1e-6 * t)
+        self.assertGreater(cp.kernel_seconds(profile, "sort", 1 << 20), 9.4e-4)
+        self.assertEqual(cp.environment(profile)["JANUS_COST_SORT"].count(";"), 3)
+        # Slopes never go negative (noise): the segment stays flat.
+        flat = calibrate.joined_segments("copy", [(16, 2e-8), (256, 1e-8), (4096, 5e-7)])
+        self.assertEqual(flat[0][2], 0.0)
+        params, _ = calibrate.fit_profile(records + [rec("pingpong", [3e-7] * 3, bytes=s) for s in (0, 1024)] +
+                                          [rec("overhead", [1e-7], op=o, bytes=0) for o in ("send", "isend", "recv")] +
+                                          [rec("iprobe", [5e-8]), rec("test", [2e-8])], 2, "Open MPI", "4.1", "")
+        self.assertEqual(len(params["compute_merge"]["value"]), 2)
         self.assertEqual(params["coll_selector"]["value"], "ompi")
 
     def test_long_messages_get_the_link_bandwidth(self):

@@ -8,7 +8,7 @@
 // clock by the calibrated cost c0 + c1 * f(n), under real MPI it does nothing.
 //
 // The calibrated coefficients come from the environment (set by sim/runner from a calibration
-// profile), one variable per kernel holding "C0,C1" in seconds, read at each call (no global
+// profile), one variable per kernel holding "C0,C1" (or segments, below) in seconds, read at each call (no global
 // state: SMPI runs every simulated rank in one process). An unset variable charges nothing.
 
 #include <cstddef>
@@ -21,6 +21,7 @@ enum class Kernel {
   select,     // selection (nth_element) among n elements: f(n) = n
   merge,      // merge producing n elements: f(n) = n
   copy,       // copy of n elements: f(n) = n
+  shuffle,    // n random swaps (a random sample or half moved out): f(n) = n
   // RBC's own software work, beyond what the MPI library underneath costs (which the profile's
   // per-message overheads already model):
   message,       // one RBC message copying n payload bytes (envelope, bookkeeping): f(n) = n
@@ -34,8 +35,11 @@ const char* env_name(Kernel kernel);
 // The size term f(n) of the kernel's model.
 double size_term(Kernel kernel, std::size_t n);
 
-// c0 + c1 * f(n) for spec "C0,C1"; 0 for a null or empty spec. A malformed spec (not two
-// finite non-negative numbers separated by a comma) throws std::invalid_argument.
+// c0 + c1 * f(n) for spec "C0,C1"; 0 for a null or empty spec. A piecewise spec
+// "0:C0,C1;N1:C0,C1;..." (segments starting at 0, increasing) takes the last segment starting at
+// or below n and charges C0 + C1 * (f(n) - f(N)): each segment runs from its own start's cost, so
+// measured points can be joined without negative coefficients. A malformed spec throws
+// std::invalid_argument.
 double modelled_seconds(Kernel kernel, std::size_t n, const char* spec);
 
 // Charges one call of `kernel` on n elements (see above). No-op under real MPI.
