@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "inputs/rng.hpp"
 #include "localsort/localsort.hpp"
 #include "localsort/merge.hpp"
 #include "rbc/collectives.hpp"
@@ -443,7 +444,8 @@ void kernels(const Setup& s) {
   if (s.quick) sizes = {1, 256, 4096, 65536};
   std::mt19937_64 rng(12345u + static_cast<unsigned>(s.rank));
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
-  for (const char* what : {"sort", "partition", "select", "merge", "copy"}) {
+  inputs::Rng swaps(12345u, static_cast<std::uint64_t>(s.rank));
+  for (const char* what : {"sort", "partition", "select", "merge", "copy", "shuffle"}) {
     const std::string op = what;
     for (std::int64_t n : sizes) {
       const int calls = static_cast<int>(std::max<std::int64_t>(1, 2048 / n));
@@ -471,6 +473,9 @@ void kernels(const Setup& s) {
             std::partition(v.begin(), v.end(), [](double x) { return x < 0.5; });
           } else if (op == "select") {
             std::nth_element(v.begin(), v.begin() + n / 2, v.end());
+          } else if (op == "shuffle") {  // n random swaps, as the hypercube's reshuffle draws its half
+            const std::size_t m = v.size();
+            for (std::size_t j = 0; j < m; ++j) std::swap(v[static_cast<std::size_t>(swaps.below(m - j))], v[m - 1 - j]);
           } else if (op == "merge") {
             localsort::merge(v.data(), static_cast<std::size_t>(n / 2), v.data() + n / 2,
                              static_cast<std::size_t>(n - n / 2), out.data(), std::less<double>());

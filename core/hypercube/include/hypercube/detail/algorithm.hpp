@@ -259,6 +259,7 @@ void sort(std::vector<T>& data, Layer top, const Options& options, Less less,
                  received);
         data.resize(m - k);
         data.insert(data.end(), received.begin(), received.end());
+        cost::charge(cost::Kernel::shuffle, k);
         cost::charge(cost::Kernel::copy, m);
       }
     }
