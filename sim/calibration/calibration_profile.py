@@ -89,6 +89,15 @@ def _segments(name, v, want, segment):
     return v
 
 
+def _cost_segments(name, v, want, segment, zero):
+    """Segments of two costs each (a constant and a slope), the first starting at `zero`."""
+    for seg in _segments(name, v, want, segment):
+        _number(name, seg[1])
+        _number(name, seg[2])
+    if v[0][0] != 0:
+        raise ProfileError(f"parameter {name}: the first segment must start at {zero}")
+
+
 def validate(profile, where="profile"):
     """Raises ProfileError unless `profile` is a well-formed profile; returns it."""
     if not isinstance(profile, dict) or profile.get("schema") != SCHEMA:
@@ -106,28 +115,18 @@ def validate(profile, where="profile"):
         if not isinstance(entry, dict) or "value" not in entry or "source" not in entry:
             raise ProfileError(f"{where}: parameter '{name}' needs a value and a source")
         v = entry["value"]
+        if name.startswith("compute_") and name[len("compute_"):] not in KERNELS:
+            raise ProfileError(f"parameter {name}: unknown kernel (kernels: {', '.join(KERNELS)})")
         if name in PIECEWISE:
-            for seg in _segments(name, v, "[[min_bytes, seconds, seconds_per_byte], ...]", "[min_bytes, s, s/byte]"):
-                _number(name, seg[1])
-                _number(name, seg[2])
-            if v[0][0] != 0:
-                raise ProfileError(f"parameter {name}: the first segment must start at 0 bytes")
+            _cost_segments(name, v, "[[min_bytes, seconds, seconds_per_byte], ...]", "[min_bytes, s, s/byte]", "0 bytes")
         elif name in SECONDS or name in OPTIONAL_SECONDS:
             # Never 0: a polling loop would livelock with the clock standing still.
             _number(name, v, positive=True)
         elif name in LINK:
             _number(name, v, positive=True)
         elif name.startswith("compute_") and v and isinstance(v[0], list):
-            if name[len("compute_"):] not in KERNELS:
-                raise ProfileError(f"parameter {name}: unknown kernel (kernels: {', '.join(KERNELS)})")
-            for seg in _segments(name, v, "[[n, c0, c1], ...]", "[n, c0, c1]"):
-                _number(name, seg[1])
-                _number(name, seg[2])
-            if v[0][0] != 0:
-                raise ProfileError(f"parameter {name}: the first segment must start at n = 0")
+            _cost_segments(name, v, "[[n, c0, c1], ...]", "[n, c0, c1]", "n = 0")
         elif name in CREATION or name.startswith("compute_"):
-            if name.startswith("compute_") and name[len("compute_"):] not in KERNELS:
-                raise ProfileError(f"parameter {name}: unknown kernel (kernels: {', '.join(KERNELS)})")
             lengths = (2, 3) if name in CREATION else (2,)
             if not isinstance(v, list) or len(v) not in lengths:
                 raise ProfileError(f"parameter {name}: want " + ("[A, B] or [A, B, C]" if name in CREATION else "[c0, c1]")

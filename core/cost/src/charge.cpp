@@ -57,6 +57,7 @@ double parse_number(const char*& cursor, const char* spec) {
 double modelled_seconds(Kernel kernel, std::size_t n, const char* spec) {
   if (spec == nullptr || *spec == '\0') return 0.0;
   const double x = static_cast<double>(n);
+  const double fn = size_term(kernel, n);
   const char* cursor = spec;
   double seconds = 0.0;
   double last_start = -1.0;
@@ -75,7 +76,7 @@ double modelled_seconds(Kernel kernel, std::size_t n, const char* spec) {
       malformed(spec, "segments start at 0 and increase");
     }
     last_start = start;
-    if (start <= x) seconds = c0 + c1 * (size_term(kernel, n) - size_term(kernel, static_cast<std::size_t>(start)));
+    if (start <= x) seconds = c0 + c1 * (fn - size_term(kernel, static_cast<std::size_t>(start)));
     if (*cursor == '\0') break;
     if (*cursor != ';') malformed(spec, "trailing text");
     ++cursor;

@@ -8,8 +8,9 @@
 // clock by the calibrated cost c0 + c1 * f(n), under real MPI it does nothing.
 //
 // The calibrated coefficients come from the environment (set by sim/runner from a calibration
-// profile), one variable per kernel holding "C0,C1" (or segments, below) in seconds, read at each call (no global
-// state: SMPI runs every simulated rank in one process). An unset variable charges nothing.
+// profile), one variable per kernel holding "C0,C1" (or segments, below) in seconds, read at
+// each call (no global state: SMPI runs every simulated rank in one process). An unset variable
+// charges nothing.
 
 #include <cstddef>
 
