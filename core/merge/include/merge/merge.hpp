@@ -10,7 +10,7 @@
 // Algorithm: PE r co-ranks its first output position k_r (binary search over the distributed
 // inputs, remote elements read one-sidedly with the synchronisation of Options::variant),
 // receives the co-ranks of k_{r+1} from PE r + 1, reads A[j_r, j_r+1) and B[l_r, l_r+1) from
-// their owners and merges them locally with std::merge (A first on ties).
+// their owners and merges them locally with localsort::merge (A first on ties).
 //
 // Contract:
 // - Collective over comm: every PE calls it with the same T, type, comparator and Options
@@ -43,6 +43,7 @@
 
 #include "cost/charge.hpp"
 #include "localsort/guarded_less.hpp"
+#include "localsort/merge.hpp"
 #include "merge/corank.hpp"
 #include "merge/detail/remote.hpp"
 #include "merge/options.hpp"
@@ -253,7 +254,7 @@ std::vector<T> stable_merge(const T* a, std::uint64_t m_local, const T* b, std::
     local.fetch = merge_start - fetch_start;
 
     out.resize(a_part.size() + b_part.size());
-    std::merge(a_part.begin(), a_part.end(), b_part.begin(), b_part.end(), out.begin(), safe);
+    localsort::merge(a_part.data(), a_part.size(), b_part.data(), b_part.size(), out.data(), safe);
     cost::charge(cost::Kernel::merge, out.size());
     local.merge = MPI_Wtime() - merge_start;
   }  // windows freed (collective): no PE returns while another may still read its blocks

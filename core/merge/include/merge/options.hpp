@@ -57,7 +57,7 @@ struct Stats {
   double setup = 0;    // prefix offsets, layouts, window creation
   double corank = 0;   // co-ranking of this PE's first output position, incl. the boundary exchange
   double fetch = 0;    // reading A[j_r, j_r+1) and B[l_r, l_r+1)
-  double merge = 0;    // local std::merge
+  double merge = 0;    // local localsort::merge
   double total = 0;    // the whole call, window release included
   int iterations = 0;  // co-ranking iterations this PE needed
   int epochs = 0;      // co-ranking epochs it took part in (fence variants; else = iterations)

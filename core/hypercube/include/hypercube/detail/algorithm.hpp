@@ -21,6 +21,7 @@
 #include "hypercube/options.hpp"
 #include "inputs/rng.hpp"
 #include "localsort/localsort.hpp"
+#include "localsort/merge.hpp"
 
 namespace hypercube::detail {
 
@@ -144,8 +145,8 @@ std::optional<Sample<T>> select_pivot(const Layer& layer, const std::vector<T>& 
     exchange_bounded(layer, samples.data(), samples.size(), cap, sample_type, layer.rank() ^ bit,
                      kSampleTag, received);
     merged.resize(samples.size() + received.size());
-    std::merge(samples.begin(), samples.end(), received.begin(), received.end(), merged.begin(),
-               sample_less);
+    localsort::merge(samples.data(), samples.size(), received.data(), received.size(), merged.data(),
+                     sample_less);
     cost::charge(cost::Kernel::merge, merged.size());
     if (merged.size() <= cap) {
       samples.swap(merged);
@@ -294,11 +295,10 @@ void sort(std::vector<T>& data, Layer top, const Options& options, Less less,
         }
         {
           PhaseClock clock(times.merge);
-          const auto keep_begin = lower ? data.begin() : data.begin() + split;
-          const auto keep_end = lower ? data.begin() + split : data.end();
-          merged.resize(static_cast<std::size_t>(keep_end - keep_begin) + received.size());
-          std::merge(keep_begin, keep_end, received.begin(), received.end(), merged.begin(),
-                     less);
+          const T* keep = lower ? data.data() : data.data() + split;
+          const std::size_t kept = lower ? split : data.size() - split;
+          merged.resize(kept + received.size());
+          localsort::merge(keep, kept, received.data(), received.size(), merged.data(), less);
           data.swap(merged);
           cost::charge(cost::Kernel::merge, data.size());
         }
