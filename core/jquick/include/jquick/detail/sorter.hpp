@@ -241,6 +241,12 @@ class Sorter {
   // group decides alike and no member waits for another. A strict weak order stays far below
   // them (the depth is about log2 p, a retry needs the pivot to be a group's maximum).
   static constexpr int kMaxRetries = 32;
+  // std::less on numbers (floating-point ones without NaN, which sort() rejects first) and
+  // std::greater on integers: a strict weak order that every PE evaluates alike.
+  static constexpr bool kExactOrder =
+      std::is_arithmetic_v<T> &&
+      (std::is_same_v<Less, std::less<T>> || std::is_same_v<Less, std::less<>> ||
+       (std::is_integral_v<T> && (std::is_same_v<Less, std::greater<T>> || std::is_same_v<Less, std::greater<>>)));
   int depth_limit() const { return 4 * static_cast<int>(std::ceil(std::log2(p_))) + 32; }
   static constexpr std::uint64_t kFingerprintMask = (std::uint64_t(1) << 40) - 1;
 
@@ -847,7 +853,8 @@ class Sorter {
   //      step: it is the window);
   //   2. the left PE sends A[lo, |A|), the right PE B[0, L - lo): what crosses plus the window
   //      whose side is not decided yet. Each count tells the receiver the sender's lo;
-  //   3. each PE finds i in the window by binary search and sends it; both use the left PE's.
+  //   3. each PE finds i in the window by binary search and sends it; both use the left PE's
+  //      (under an exact order, std::less on numbers, neither sends: both find the same i).
   // The two large messages travel at the same time. Each PE then merges what it keeps with what
   // it received. Both PEs hold the data for any i at or above both lo's, so a comparator that
   // is not a strict weak order can make the PEs disagree on i (which both then see and report)
@@ -1044,6 +1051,10 @@ class Sorter {
 
   // Step 3: both PEs use the left PE's i.
   void exchange_splits(Pool& pool, Pair& pair) {
+    if constexpr (kExactOrder) {
+      pair.i = pair.split[0];
+      return;
+    }
     layer_.isend(pool, layer_.root(), pair.split, 1, MPI_INT64_T, pair.partner, kSplitTag);
     Pair* p = &pair;
     layer_.irecv(pool, layer_.root(), pair.partner_split, 1, MPI_INT64_T, pair.partner,
