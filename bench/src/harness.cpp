@@ -177,15 +177,18 @@ Summary Measurement::run(const std::function<void()>& op, const std::function<vo
       unused, setup, teardown);
 }
 
-// Real MPI: the first measurement of a program gets at least this many warm-up rounds, whatever
-// --warmup says. MPICH 4.0.2 (ch4:ucx) on the development VM ran the first 20-60 rounds of a
-// two-rank sort slower: JQuick at n/p = 1 took 4.6-4.9 us with 3 or 20 warm-up rounds and
-// 3.0-3.1 us with 60 or 150, and only the program's first record was hit. Under SMPI nothing
-// warms up, and extra rounds would cost simulation time at scale.
+// Real MPI: every measurement gets at least this many warm-up rounds, whatever --warmup says.
+// On the development VM a measurement's first rounds ran slower in each new record, not only
+// in a program's first: with one warm-up round (what `janus validate` passed), Open MPI 4.1.4
+// at np = 2 took 3.95 against 3.13 us for hypercube quicksort at n/p = 1 and 2.73 against 2.42
+// for JQuick at n/p = 16; MPICH 4.0.2 (ch4:ucx) took 4.0 against 2.6 us for JQuick at n/p = 4
+// when it was not the program's first record, and 4.6-4.9 against 3.0-3.1 us at n/p = 1 when it
+// was (3 or 20 rounds against 60 or 150). Under SMPI nothing warms up, and extra rounds would
+// cost simulation time at scale.
 #ifdef JANUS_SMPI
-constexpr int kFirstWarmup = 0;
+constexpr int kMinWarmup = 0;
 #else
-constexpr int kFirstWarmup = 60;
+constexpr int kMinWarmup = 60;
 #endif
 
 Summary Measurement::run_phased(const std::function<std::vector<double>()>& op,
@@ -195,8 +198,7 @@ Summary Measurement::run_phased(const std::function<std::vector<double>()>& op,
   std::vector<double> times;
   std::vector<std::vector<double>> phases;
   std::size_t phase_count = 0;
-  const int warmup = first_ ? std::max(warmup_, kFirstWarmup) : warmup_;
-  first_ = false;
+  const int warmup = std::max(warmup_, kMinWarmup);
   for (int round = 0; round < warmup + repetitions_; ++round) {
     if (setup) setup();
     synchronize();

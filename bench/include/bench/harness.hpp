@@ -92,7 +92,6 @@ class Measurement {
   int rank_;
   int warmup_;
   int repetitions_;
-  bool first_ = true;  // no measurement made yet (see kFirstWarmup in harness.cpp)
 };
 
 // One JSON object, built member by member; print() writes it as one line on rank 0.
