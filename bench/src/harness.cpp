@@ -179,16 +179,16 @@ Summary Measurement::run(const std::function<void()>& op, const std::function<vo
 
 // Real MPI: every measurement gets at least this many warm-up rounds, whatever --warmup says.
 // On the development VM a measurement's first rounds ran slower in each new record, not only
-// in a program's first: with one warm-up round (what `janus validate` passed), Open MPI 4.1.4
-// at np = 2 took 3.95 against 3.13 us for hypercube quicksort at n/p = 1 and 2.73 against 2.42
-// for JQuick at n/p = 16; MPICH 4.0.2 (ch4:ucx) took 4.0 against 2.6 us for JQuick at n/p = 4
-// when it was not the program's first record, and 4.6-4.9 against 3.0-3.1 us at n/p = 1 when it
-// was (3 or 20 rounds against 60 or 150). Under SMPI nothing warms up, and extra rounds would
-// cost simulation time at scale.
+// in a program's first: with one warm-up round (what `janus validate` passed for sorts), Open
+// MPI 4.1.4 at np = 2 took 3.95 against 3.13 us for hypercube quicksort at n/p = 1 and 2.73
+// against 2.42 for JQuick at n/p = 16; MPICH 4.0.2 (ch4:ucx) took 4.0 against 2.6 us for JQuick
+// at n/p = 4 when it was not the program's first record. A program's first record under MPICH
+// needed the most: JQuick at n/p = 1 took 3.4-3.8 us after 60 warm-up rounds and 2.3-2.5 after
+// 80 to 400. Under SMPI nothing warms up, and extra rounds would cost simulation time at scale.
 #ifdef JANUS_SMPI
 constexpr int kMinWarmup = 0;
 #else
-constexpr int kMinWarmup = 60;
+constexpr int kMinWarmup = 100;
 #endif
 
 Summary Measurement::run_phased(const std::function<std::vector<double>()>& op,
