@@ -2,7 +2,8 @@
 // is shared). One JSON object per line:
 //   {"bench":"localsort","type":"double","shape":"uniform","n":65536,"reps":..,
 //    "std_sort_s":..,"localsort_s":..,"speedup":..}
-// Times are the minimum over `reps` runs of each, alternated so that noise hits both.
+// Times are the minimum over `reps` runs of each, alternated so that noise hits both, on inputs
+// that change from one repetition to the next (up to 8 of them per point).
 // --merge measures localsort::merge against std::merge instead, on two sorted runs of n / 2
 // uniform doubles each ({"bench":"merge",...,"std_merge_s":..,"localsort_s":..}): the mean over
 // repetitions that cycle through 8 different inputs, so that no branch predictor learns one.
@@ -57,14 +58,19 @@ std::vector<T> input(const std::string& shape, std::size_t n, std::uint64_t seed
   return v;
 }
 
+// Repetitions cycle through up to 8 different inputs (at most 256 MiB of them): sorting one
+// input again and again lets the branch predictor learn it, which flatters small sizes.
 template <class T>
 void measure(const char* type, const std::string& shape, std::size_t n, double budget) {
-  const std::vector<T> original = input<T>(shape, n, n * 31 + shape.size());
+  const std::size_t count = std::max<std::size_t>(1, std::min<std::size_t>(8, (std::size_t(1) << 28) / (n * sizeof(T))));
+  std::vector<std::vector<T>> originals;
+  for (std::size_t k = 0; k < count; ++k) originals.push_back(input<T>(shape, n, n * 31 + shape.size() + 1000003 * k));
   std::vector<T> a, b;
   double best_std = 1e30, best_ours = 1e30;
   int reps = 0;
   double spent = 0;
   while (reps < 3 || (spent < budget && reps < 1000)) {
+    const std::vector<T>& original = originals[static_cast<std::size_t>(reps) % count];
     a = original;
     double t0 = now();
     std::sort(a.begin(), a.end());
