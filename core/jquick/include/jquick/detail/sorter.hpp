@@ -241,12 +241,14 @@ class Sorter {
   // group decides alike and no member waits for another. A strict weak order stays far below
   // them (the depth is about log2 p, a retry needs the pivot to be a group's maximum).
   static constexpr int kMaxRetries = 32;
-  // std::less on numbers (floating-point ones without NaN, which sort() rejects first) and
-  // std::greater on integers: a strict weak order that every PE evaluates alike.
+  // std::less on numbers: sort() rejects NaN keys for it before anything moves.
+  static constexpr bool kLessOnNumbers =
+      std::is_arithmetic_v<T> && (std::is_same_v<Less, std::less<T>> || std::is_same_v<Less, std::less<>>);
+  // A strict weak order that every PE evaluates alike: std::less on numbers (NaN rejected) and
+  // std::greater on integers.
   static constexpr bool kExactOrder =
-      std::is_arithmetic_v<T> &&
-      (std::is_same_v<Less, std::less<T>> || std::is_same_v<Less, std::less<>> ||
-       (std::is_integral_v<T> && (std::is_same_v<Less, std::greater<T>> || std::is_same_v<Less, std::greater<>>)));
+      kLessOnNumbers ||
+      (std::is_integral_v<T> && (std::is_same_v<Less, std::greater<T>> || std::is_same_v<Less, std::greater<>>));
   int depth_limit() const { return 4 * static_cast<int>(std::ceil(std::log2(p_))) + 32; }
   static constexpr std::uint64_t kFingerprintMask = (std::uint64_t(1) << 40) - 1;
 
@@ -406,9 +408,7 @@ class Sorter {
   }
 
   long long count_nans(const std::vector<T>& data) const {
-    if constexpr (std::is_floating_point<T>::value &&
-                  (std::is_same<Less, std::less<T>>::value ||
-                   std::is_same<Less, std::less<>>::value)) {
+    if constexpr (std::is_floating_point<T>::value && kLessOnNumbers) {
       long long nans = 0;
       for (const T& x : data) nans += std::isnan(x) ? 1 : 0;
       return nans;
