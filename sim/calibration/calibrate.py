@@ -216,6 +216,61 @@ def fit_piecewise(points):
     return segments
 
 
+def weighted_solve(columns, ys, weights):
+    """Coefficients minimising sum w (sum_j c_j x_j - y)^2 (normal equations, Gaussian
+    elimination); None if they are singular."""
+    k = len(columns)
+    a = [[sum(w * ci * cj for w, ci, cj in zip(weights, columns[i], columns[j])) for j in range(k)]
+         + [sum(w * ci * y for w, ci, y in zip(weights, columns[i], ys))] for i in range(k)]
+    for c in range(k):
+        pivot = max(range(c, k), key=lambda r: abs(a[r][c]))
+        if abs(a[pivot][c]) < 1e-300:
+            return None
+        a[c], a[pivot] = a[pivot], a[c]
+        for r in range(k):
+            if r != c:
+                f = a[r][c] / a[c][c]
+                a[r] = [x - f * y for x, y in zip(a[r], a[c])]
+    return [a[i][k] / a[i][i] for i in range(k)]
+
+
+STEP_MIN_FACTOR = 1.2  # a latency step must raise the latency by at least this factor
+STEP_MIN_GAIN = 2.0    # and divide the fit's weighted squared error by at least this much
+
+
+def fit_link(eager, weights):
+    """(alpha, beta, step) through the eager half round trips minus overheads, {bytes: s}:
+    alpha + beta * size, or with a latency step, where the transport switches protocol (Open
+    MPI's shared memory sends up to 256 B inline): from step[0] bytes on the latency is
+    alpha * step[1]; step[2] is the largest measured size below it. A step needs two sizes
+    below it and one from it on, and is kept only where it fits much better."""
+    sizes = sorted(eager)
+    ys = [eager[s] for s in sizes]
+    ws = [weights[s] for s in sizes]
+
+    def error(predict):
+        return sum(w * (predict(s) - y) ** 2 for s, y, w in zip(sizes, ys, ws))
+
+    alpha, beta = least_squares(sizes, ys, ws)
+    best, step = error(lambda s: alpha + beta * s), None
+    plain = best
+    for i in range(2, len(sizes)):
+        cut = sizes[i]
+        below = [1.0 if s < cut else 0.0 for s in sizes]
+        solved = weighted_solve([below, [1.0 - b for b in below], [float(s) for s in sizes]], ys, ws)
+        if solved is None:
+            continue
+        a1, a2, b = solved
+        if a1 <= 0 or b <= 0 or a2 < STEP_MIN_FACTOR * a1:
+            continue
+        err = error(lambda s: (a1 if s < cut else a2) + b * s)
+        if err * STEP_MIN_GAIN <= plain and err < best:
+            best, alpha, beta, step = err, a1, b, (sizes[i - 1] + 1, a2 / a1, sizes[i - 1])
+    beta = max(beta, 1e-11)  # <= 0: the per-byte cost is in the overheads (copies through shared memory)
+    alpha = max(alpha, 1e-9)
+    return alpha, beta, step
+
+
 def long_message_factors(long_pp, alpha, beta):
     """(latency factor, bandwidth factor) that make alpha * lat + size * beta / bw fit the half
     round trips of messages from the detached limit on (least squares in relative error), where a
@@ -296,10 +351,7 @@ def fit_profile(records, np, library, version, how):
              for s, t in pp.items() if s < DETACHED_LIMIT}
     if len(eager) < 2:
         raise CalibrationError(f"fewer than two ping-pong sizes below {DETACHED_LIMIT} B had stable timings")
-    sizes = sorted(eager)
-    alpha, beta = least_squares(sizes, [eager[s] for s in sizes], [1.0 / max(pp[s], 1e-9) ** 2 for s in sizes])
-    beta = max(beta, 1e-11)  # <= 0: the per-byte cost is in the overheads (copies through shared memory)
-    alpha = max(alpha, 1e-9)
+    alpha, beta, step = fit_link(eager, {s: 1.0 / max(pp[s], 1e-9) ** 2 for s in eager})
     left_out = f"; sizes {', '.join(map(str, noisy))} B left out (median > 2x fastest trial: preempted)" if noisy else ""
     src_pp = (f"calibrate pingpong 0 B..{DETACHED_LIMIT // 2} B at np={np} (median half round trip, many round "
               "trips, warm-up) minus os and or; least squares in relative error" + left_out)
@@ -308,9 +360,18 @@ def fit_profile(records, np, library, version, how):
     lat, bw = long_message_factors({s: t for s, t in pp.items() if s >= DETACHED_LIMIT}, alpha, beta)
     src_long = (f"calibrate pingpong {DETACHED_LIMIT} B..4 MiB at np={np}: half round trip = a + b * size, "
                 "least squares in relative error; ")
+    lat_segments, lat_sources = [], []
+    if step is not None:
+        lat_segments.append([step[0], step[1]])
+        lat_sources.append(
+            f"calibrate pingpong at np={np}: from {step[0]} B on the eager half round trips minus os and or "
+            f"fit node_alpha x {step[1]:.3g} (a latency step between the measured {step[2]} and {step[0]} B, "
+            "least squares with one latency per side and a shared bandwidth)")
     if lat is not None:
-        params[cp.LAT_FACTOR] = param([[DETACHED_LIMIT, lat]], "[[min_bytes, factor]]",
-                                      src_long + "a as a multiple of node_alpha (the rendezvous)" + left_out)
+        lat_segments.append([DETACHED_LIMIT, lat])
+        lat_sources.append(src_long + "a as a multiple of node_alpha (the rendezvous)" + left_out)
+    if lat_segments:
+        params[cp.LAT_FACTOR] = param(lat_segments, "[[min_bytes, factor]]", "; ".join(lat_sources))
     if bw is not None:
         params[cp.BW_FACTOR] = param([[DETACHED_LIMIT, bw]], "[[min_bytes, factor]]",
                                      src_long + "1 / b as a fraction of node_bw" + left_out)
@@ -340,6 +401,9 @@ def fit_profile(records, np, library, version, how):
     # core/cost at each RBC send), and a local split.
     rbc_pp = {r["bytes"]: r["samples"] for r in by.get("rbc_pingpong", [])}
     paired = {r["bytes"]: r["samples"] for r in by.get("rbc_pingpong_mpi", [])}
+    # Since the pairs are of the same bytes on the wire (payload + envelope), the difference no
+    # longer counts a second time what the simulation charges MPI for the envelope's bytes.
+    wire = sorted({r["wire_bytes"] - r["bytes"] for r in by.get("rbc_pingpong_mpi", []) if "wire_bytes" in r})
     extra = []
     for b, samples in sorted(rbc_pp.items()):
         if b in paired and len(paired[b]) == len(samples):
@@ -355,7 +419,9 @@ def fit_profile(records, np, library, version, how):
             c0, c1 = extra[0][1], 0.0
         params["compute_message"] = param(
             [max(c0, 0.0), max(c1, 0.0)], "s: c0 + c1 * payload bytes",
-            f"calibrate rbc at np={np}: RBC ping-pong (isend/irecv, wait) minus MPI's blocking ping-pong, "
+            f"calibrate rbc at np={np}: RBC ping-pong (isend/irecv, wait) minus MPI's blocking ping-pong"
+            + (f" of the same bytes on the wire (payload + {wire[0]} B envelope)" if len(wire) == 1 else
+               " of the same payload") + ", "
             f"trials alternating, median of the pairwise differences of half round trips at "
             f"{', '.join(str(b) for b, _ in extra)} B, per message; least squares")
     if by.get("rbc_split"):

@@ -180,6 +180,18 @@ def piecewise_at(segments, size):
 DETACHED_LIMIT = 65536
 
 
+# SMPI (3.32) looks a message's network factors up at its size plus 16 bytes, and a factor
+# listed at threshold T applies above T: a factor at 257 reached messages of 242 bytes and more,
+# one at 1025 those of 1010 and more (measured; //sim/calibration:calibrated_model_test guards it).
+SMPI_FACTOR_SIZE_OFFSET = 16
+
+
+def smpi_factor_threshold(first_bytes):
+    """SMPI's threshold for a profile factor that applies from `first_bytes` bytes on."""
+    first_bytes = int(first_bytes)
+    return first_bytes + SMPI_FACTOR_SIZE_OFFSET - 1 if first_bytes > 0 else 0
+
+
 def factor_at(profile, name, size):
     """A piecewise factor (BW_FACTOR, LAT_FACTOR) at `size` bytes: 1 below its first segment."""
     factor = 1.0
@@ -256,7 +268,8 @@ def smpi_cfg(profile):
         for name, key in ((BW_FACTOR, "bw-factor"), (LAT_FACTOR, "lat-factor")):
             factors = value(profile, name) or []
             segments = factors if factors and factors[0][0] == 0 else [[0, 1.0]] + factors
-            opts.append(f"--cfg=smpi/{key}:" + ";".join(f"{int(lo)}:{f!r}" for lo, f in reversed(segments)))
+            opts.append(f"--cfg=smpi/{key}:" + ";".join(f"{smpi_factor_threshold(lo)}:{f!r}"
+                                                        for lo, f in reversed(segments)))
     return opts
 
 

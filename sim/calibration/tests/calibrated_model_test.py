@@ -84,6 +84,22 @@ class CalibratedModel(unittest.TestCase):
         self.assertGreater(by[1 << 20], 5 * plain[1 << 20])
         self.assertEqual(by[8], plain[8])
 
+    def test_latency_step_starts_where_the_profile_says(self):
+        # A factor from 257 B on (Open MPI's inline limit is 256 B) must reach 257 B and not
+        # 256 B, although SMPI looks factors up at the size plus 16 bytes.
+        profile = copy.deepcopy(self.profile)
+        profile["parameters"]["lat_factor"] = {"value": [[257, 5.0]], "unit": "", "source": "test"}
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "profile.json")
+            with open(path, "w") as f:
+                json.dump(profile, f)
+            records, _ = simulate(path, ["pingpong"])
+        by = {r["bytes"]: statistics.median(r["samples"]) for r in records if r["kind"] == "pingpong"}
+        plain = {r["bytes"]: statistics.median(r["samples"]) for r in self.records if r["kind"] == "pingpong"}
+        self.assertEqual(by[256], plain[256])
+        step = 4.0 * cp.value(self.profile, "node_alpha")
+        self.assertAlmostEqual(by[257] - plain[257], step, delta=0.01 * step)
+
     def test_probe_then_receive_costs_no_more_than_a_message(self):
         ex = [r for r in self.records if r["kind"] == "exchange"]
         self.assertEqual(len(ex), 2)

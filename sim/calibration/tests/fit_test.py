@@ -116,8 +116,41 @@ class Fits(unittest.TestCase):
         cp.validate(profile)
         cfg = cp.smpi_cfg(profile)
         self.assertIn("--cfg=network/model:SMPI", cfg)
-        self.assertIn(f"--cfg=smpi/bw-factor:65536:{factor!r};0:1.0", cfg)
-        self.assertIn(f"--cfg=smpi/lat-factor:65536:{lat!r};0:1.0", cfg)
+        # SMPI looks factors up at size + 16 and applies a threshold's factor above it.
+        self.assertIn(f"--cfg=smpi/bw-factor:65551:{factor!r};0:1.0", cfg)
+        self.assertIn(f"--cfg=smpi/lat-factor:65551:{lat!r};0:1.0", cfg)
+
+    def test_latency_step_in_the_eager_range(self):
+        # Open MPI's shared memory sends up to 256 B inline; from 257 B the latency doubles.
+        alpha, beta = 1.5e-7, 1 / 6e9
+        sizes = [0, 8, 64, 128, 256, 257, 320, 384, 512, 1024, 2048, 4096, 16384]
+        stepped = {s: (alpha if s <= 256 else 2.2 * alpha) + beta * s for s in sizes}
+        weights = {s: 1 / (stepped[s] + 2e-7) ** 2 for s in sizes}
+        a, b, step = calibrate.fit_link(stepped, weights)
+        self.assertAlmostEqual(a, alpha, delta=1e-10)
+        self.assertAlmostEqual(b, beta, delta=1e-13)
+        self.assertEqual(step[0], 257)
+        self.assertAlmostEqual(step[1], 2.2, delta=1e-6)
+        # A straight line gets no step, and neither does a step of noise.
+        line = {s: alpha + beta * s for s in sizes}
+        self.assertIsNone(calibrate.fit_link(line, weights)[2])
+        noisy = {s: t * (1.03 if i % 2 else 0.97) for i, (s, t) in enumerate(sorted(line.items()))}
+        self.assertIsNone(calibrate.fit_link(noisy, weights)[2])
+        # In a whole profile the step is a latency factor below the rendezvous one.
+        os_c, or_c = 2e-7, 1e-7
+        records = [rec("pingpong", [os_c + or_c + t] * 3, bytes=s) for s, t in stepped.items()]
+        for s in (0, 256, 1024, 2048):
+            records += [rec("overhead", [os_c], op="send", bytes=s), rec("overhead", [os_c], op="isend", bytes=s),
+                        rec("overhead", [or_c], op="recv", bytes=s)]
+        records += [rec("iprobe", [5e-8]), rec("test", [2e-8])]
+        params, _ = calibrate.fit_profile(records, 2, "Open MPI", "4.1", "")
+        self.assertEqual(params["lat_factor"]["value"][0][0], 257)
+        profile = {"schema": cp.SCHEMA, "name": "t", "machine": {}, "mpi": {}, "date": "", "parameters": params}
+        cp.validate(profile)
+        for s in (256, 257, 1024):
+            real = os_c + or_c + stepped[s]
+            self.assertAlmostEqual(cp.pingpong_seconds(profile, s), real, delta=0.02 * real)
+        self.assertIn(f"272:{params['lat_factor']['value'][0][1]!r};0:1.0", " ".join(cp.smpi_cfg(profile)))
 
     def test_no_factor_where_the_link_explains_long_messages(self):
         alpha = 1e-7
