@@ -168,6 +168,35 @@ void rbc_costs(const Setup& s) {
                 std::to_string(wire),
          mpi_samples);
   }
+  // The same in an exchange, both ranks sending and receiving at once (irecv, isend, wait both):
+  // the pattern of the sorts' exchanges and of RBC's collectives. There RBC's own work per
+  // message costs more than in a ping-pong, where one rank always waits idle.
+  for (int bytes : {0, 8, 64, 256, 1024, 4096}) {
+    const int wire = bytes + kRbcEnvelopeBytes;
+    std::vector<char> out(static_cast<std::size_t>(std::max(wire, 1))), in(out.size());
+    std::vector<double> rbc_samples, mpi_samples;
+    const int peer = 1 - s.rank;
+    for (int t = 0; t < trials; ++t) {
+      rbc_samples.push_back(per_call(s, 1, round_trips_for(bytes), true, [&] {
+        if (s.rank > 1) return;
+        rbc::Request receive = rbc::irecv(in.data(), bytes, MPI_BYTE, peer, 2, world);
+        rbc::Request send = rbc::isend(out.data(), bytes, MPI_BYTE, peer, 2, world);
+        receive.wait();
+        send.wait();
+      })[0]);
+      mpi_samples.push_back(per_call(s, 1, round_trips_for(bytes), true, [&] {
+        if (s.rank > 1) return;
+        MPI_Request requests[2];
+        check(MPI_Irecv(in.data(), wire, MPI_BYTE, peer, 2, s.world, &requests[0]), "MPI_Irecv");
+        check(MPI_Isend(out.data(), wire, MPI_BYTE, peer, 2, s.world, &requests[1]), "MPI_Isend");
+        check(MPI_Waitall(2, requests, MPI_STATUSES_IGNORE), "MPI_Waitall");
+      })[0]);
+    }
+    emit(s, "\"kind\":\"rbc_exchange\",\"bytes\":" + std::to_string(bytes), rbc_samples);
+    emit(s, "\"kind\":\"rbc_exchange_mpi\",\"bytes\":" + std::to_string(bytes) + ",\"wire_bytes\":" +
+                std::to_string(wire),
+         mpi_samples);
+  }
   const int calls = 1000;
   int members = 0;
   const auto splits = per_call(s, trials, calls, false, [&] { members += world.split(0, s.size - 1).size(); });

@@ -399,18 +399,20 @@ def fit_profile(records, np, library, version, how):
             f"{', '.join(str(n) for n, _ in sorted(pts))}; joined by straight segments in {f}")
     # RBC's own software work: what its ping-pong costs beyond MPI's, per message (charged by
     # core/cost at each RBC send), and a local split.
-    rbc_pp = {r["bytes"]: r["samples"] for r in by.get("rbc_pingpong", [])}
-    paired = {r["bytes"]: r["samples"] for r in by.get("rbc_pingpong_mpi", [])}
-    # Since the pairs are of the same bytes on the wire (payload + envelope), the difference no
-    # longer counts a second time what the simulation charges MPI for the envelope's bytes.
-    wire = sorted({r["wire_bytes"] - r["bytes"] for r in by.get("rbc_pingpong_mpi", []) if "wire_bytes" in r})
+    # The exchange where measured (what sorts and collectives do), else the ping-pong. Pairs of
+    # the same bytes on the wire (payload + envelope) do not count a second time what the
+    # simulation charges MPI for the envelope's bytes.
+    pattern = "rbc_exchange" if by.get("rbc_exchange") else "rbc_pingpong"
+    rbc_pp = {r["bytes"]: r["samples"] for r in by.get(pattern, [])}
+    paired = {r["bytes"]: r["samples"] for r in by.get(pattern + "_mpi", [])}
+    wire = sorted({r["wire_bytes"] - r["bytes"] for r in by.get(pattern + "_mpi", []) if "wire_bytes" in r})
     extra = []
     for b, samples in sorted(rbc_pp.items()):
         if b in paired and len(paired[b]) == len(samples):
             # Trials alternated with MPI's own ping-pong: the median of the pairwise differences
             # is robust to load that changes between trials.
             extra.append((b, max(statistics.median(r - m for r, m in zip(samples, paired[b])), 0.0)))
-        elif b in pp_all:
+        elif b in pp_all and pattern == "rbc_pingpong":
             extra.append((b, max(statistics.median(samples) - pp_all[b], 0.0)))
     if extra:
         if len(extra) >= 2:
@@ -419,10 +421,13 @@ def fit_profile(records, np, library, version, how):
             c0, c1 = extra[0][1], 0.0
         params["compute_message"] = param(
             [max(c0, 0.0), max(c1, 0.0)], "s: c0 + c1 * payload bytes",
-            f"calibrate rbc at np={np}: RBC ping-pong (isend/irecv, wait) minus MPI's blocking ping-pong"
+            (f"calibrate rbc at np={np}: RBC exchange (both ranks irecv, isend, wait) minus MPI's (Irecv, "
+             "Isend, Waitall)" if pattern == "rbc_exchange" else
+             f"calibrate rbc at np={np}: RBC ping-pong (isend/irecv, wait) minus MPI's blocking ping-pong")
             + (f" of the same bytes on the wire (payload + {wire[0]} B envelope)" if len(wire) == 1 else
                " of the same payload") + ", "
-            f"trials alternating, median of the pairwise differences of half round trips at "
+            f"trials alternating, median of the pairwise differences of "
+            f"{'exchanges' if pattern == 'rbc_exchange' else 'half round trips'} at "
             f"{', '.join(str(b) for b, _ in extra)} B, per message; least squares")
     if by.get("rbc_split"):
         params["compute_communicator"] = param(

@@ -223,6 +223,15 @@ class Fits(unittest.TestCase):
         self.assertAlmostEqual(params["wtime"]["value"], 3e-8, delta=1e-12)
         self.assertAlmostEqual(params["type_create"]["value"], 1.6e-7, delta=1e-12)
         cp.validate({"schema": cp.SCHEMA, "name": "t", "machine": {}, "mpi": {}, "date": "", "parameters": params})
+        # Where exchanges were measured they decide (RBC's work per message in the pattern the
+        # sorts and collectives use), against MPI's exchange of the same wire bytes.
+        for s in (0, 8, 64):
+            records.append(rec("rbc_exchange_mpi", loads, bytes=s, wire_bytes=s + 56))
+            records.append(rec("rbc_exchange", [x + 2.5e-7 for x in loads], bytes=s))
+        params, _ = calibrate.fit_profile(records, 2, "Open MPI", "4.1", "")
+        self.assertAlmostEqual(params["compute_message"]["value"][0], 2.5e-7, delta=1e-9)
+        self.assertIn("exchange", params["compute_message"]["source"])
+        self.assertIn("payload + 56 B envelope", params["compute_message"]["source"])
 
     def test_creation_charge_is_real_minus_simulated(self):
         real = {("create_group", p): 2e-6 + 1e-6 * math.log2(p) for p in (2, 4, 8)}
