@@ -141,9 +141,9 @@ void pingpong(const Setup& s) {
 
 // RBC's own software cost: the ping-pong through rbc::isend / rbc::irecv and wait (the
 // nonblocking path the sorts and RBC's collectives use) on a RangeComm over the world, in the
-// eager range (its difference to MPI's blocking ping-pong of the same bytes on the wire is what
-// RBC adds per message), and the
-// time of one local split (creation plus destruction of the RangeComm).
+// eager range, and the same as an exchange (each against MPI's of the same bytes on the wire:
+// the difference is what RBC adds per message); the time of one local split (creation plus
+// destruction of the RangeComm).
 void rbc_costs(const Setup& s) {
   const rbc::RangeComm world = rbc::RangeComm::from_mpi(s.world);
   const int trials = s.quick ? 7 : 15;

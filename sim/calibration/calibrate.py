@@ -397,7 +397,7 @@ def fit_profile(records, np, library, version, how):
             joined_segments(kernel, pts), f"[[from n, s, s per unit of {f} beyond it], ...]",
             f"calibrate kernels: median time per call on doubles, all {np} ranks at once, at n = "
             f"{', '.join(str(n) for n, _ in sorted(pts))}; joined by straight segments in {f}")
-    # RBC's own software work: what its ping-pong costs beyond MPI's, per message (charged by
+    # RBC's own software work: what its messages cost beyond MPI's, per message (charged by
     # core/cost at each RBC send), and a local split.
     # The exchange where measured (what sorts and collectives do), else the ping-pong. Pairs of
     # the same bytes on the wire (payload + envelope) do not count a second time what the
@@ -409,7 +409,7 @@ def fit_profile(records, np, library, version, how):
     extra = []
     for b, samples in sorted(rbc_pp.items()):
         if b in paired and len(paired[b]) == len(samples):
-            # Trials alternated with MPI's own ping-pong: the median of the pairwise differences
+            # Trials alternated with MPI's own: the median of the pairwise differences
             # is robust to load that changes between trials.
             extra.append((b, max(statistics.median(r - m for r, m in zip(samples, paired[b])), 0.0)))
         elif b in pp_all and pattern == "rbc_pingpong":

@@ -41,6 +41,11 @@ def simulate(profile_path, sections, np=2):
     return records, proc.stdout
 
 
+def pingpongs(records):
+    """{bytes: median half round trip} of a simulation's ping-pong records."""
+    return {r["bytes"]: statistics.median(r["samples"]) for r in records if r["kind"] == "pingpong"}
+
+
 class CalibratedModel(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -51,6 +56,18 @@ class CalibratedModel(unittest.TestCase):
     def link(self, size):
         return cp.value(self.profile, "node_alpha") + size / (cp.value(self.profile, "node_bw")
                                                              * cp.factor_at(self.profile, cp.BW_FACTOR, size))
+
+    def simulate_with(self, parameters, sections):
+        """(profile, records): the profile with `parameters` ({name: value}) set, simulated."""
+        profile = copy.deepcopy(self.profile)
+        for name, value in parameters.items():
+            profile["parameters"][name] = {"value": value, "unit": "", "source": "test"}
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "profile.json")
+            with open(path, "w") as f:
+                json.dump(profile, f)
+            records, _ = simulate(path, sections)
+        return profile, records
 
     def check(self, what, simulated, predicted):
         ratio = simulated / predicted
@@ -70,32 +87,19 @@ class CalibratedModel(unittest.TestCase):
     def test_long_messages_take_the_bandwidth_factor(self):
         # A calibrated shared-memory profile keeps the eager copies in os / or and slows the link
         # for long messages only; without the factor 1 MiB would take a tenth of the time.
-        profile = copy.deepcopy(self.profile)
-        profile["parameters"]["bw_factor"] = {"value": [[cp.DETACHED_LIMIT, 0.1]], "unit": "", "source": "test"}
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, "profile.json")
-            with open(path, "w") as f:
-                json.dump(profile, f)
-            records, _ = simulate(path, ["pingpong"])
-        by = {r["bytes"]: statistics.median(r["samples"]) for r in records if r["kind"] == "pingpong"}
+        profile, records = self.simulate_with({"bw_factor": [[cp.DETACHED_LIMIT, 0.1]]}, ["pingpong"])
+        by = pingpongs(records)
         for s, t in by.items():
             self.check(f"ping-pong {s} B with bw_factor 0.1 from 64 KiB", t, cp.pingpong_seconds(profile, s))
-        plain = {r["bytes"]: statistics.median(r["samples"]) for r in self.records if r["kind"] == "pingpong"}
+        plain = pingpongs(self.records)
         self.assertGreater(by[1 << 20], 5 * plain[1 << 20])
         self.assertEqual(by[8], plain[8])
 
     def test_latency_step_starts_where_the_profile_says(self):
         # A factor from 257 B on (Open MPI's inline limit is 256 B) must reach 257 B and not
         # 256 B, although SMPI looks factors up at the size plus 16 bytes.
-        profile = copy.deepcopy(self.profile)
-        profile["parameters"]["lat_factor"] = {"value": [[257, 5.0]], "unit": "", "source": "test"}
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, "profile.json")
-            with open(path, "w") as f:
-                json.dump(profile, f)
-            records, _ = simulate(path, ["pingpong"])
-        by = {r["bytes"]: statistics.median(r["samples"]) for r in records if r["kind"] == "pingpong"}
-        plain = {r["bytes"]: statistics.median(r["samples"]) for r in self.records if r["kind"] == "pingpong"}
+        _, records = self.simulate_with({"lat_factor": [[257, 5.0]]}, ["pingpong"])
+        by, plain = pingpongs(records), pingpongs(self.records)
         self.assertEqual(by[256], plain[256])
         step = 4.0 * cp.value(self.profile, "node_alpha")
         self.assertAlmostEqual(by[257] - plain[257], step, delta=0.01 * step)
@@ -122,14 +126,7 @@ class CalibratedModel(unittest.TestCase):
     def test_wtime_and_datatype_are_charged(self):
         # A profile that measured them: each MPI_Wtime call and each datatype commit costs what
         # it says (smpi/wtime; charge_preload's MPI_Type_commit), and nothing when unset.
-        profile = copy.deepcopy(self.profile)
-        profile["parameters"]["wtime"] = {"value": 4e-8, "unit": "s", "source": "test"}
-        profile["parameters"]["type_create"] = {"value": 3e-7, "unit": "s", "source": "test"}
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, "profile.json")
-            with open(path, "w") as f:
-                json.dump(profile, f)
-            records, _ = simulate(path, ["probe"])
+        _, records = self.simulate_with({"wtime": 4e-8, "type_create": 3e-7}, ["probe"])
         by = {r["kind"]: statistics.median(r["samples"]) for r in records}
         self.check("MPI_Wtime", by["wtime"], 4e-8)
         self.check("datatype create + commit + free", by["type_create"], 3e-7)
