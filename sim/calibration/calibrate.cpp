@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "inputs/rng.hpp"
+#include "jquick/detail/layers.hpp"
 #include "localsort/localsort.hpp"
 #include "localsort/merge.hpp"
 #include "rbc/collectives.hpp"
@@ -142,8 +143,8 @@ void pingpong(const Setup& s) {
 // RBC's own software cost: the ping-pong through rbc::isend / rbc::irecv and wait (the
 // nonblocking path the sorts and RBC's collectives use) on a RangeComm over the world, in the
 // eager range, and the same as an exchange (each against MPI's of the same bytes on the wire:
-// the difference is what RBC adds per message); the time of one local split (creation plus
-// destruction of the RangeComm).
+// the difference is what RBC adds per message); an exchange through JQuick's pool against the
+// same through RBC; the time of one local split (creation plus destruction of the RangeComm).
 void rbc_costs(const Setup& s) {
   const rbc::RangeComm world = rbc::RangeComm::from_mpi(s.world);
   const int trials = s.quick ? 7 : 15;
@@ -196,6 +197,36 @@ void rbc_costs(const Setup& s) {
     emit(s, "\"kind\":\"rbc_exchange_mpi\",\"bytes\":" + std::to_string(bytes) + ",\"wire_bytes\":" +
                 std::to_string(wire),
          mpi_samples);
+  }
+  // JQuick's pool (jquick::detail::RbcLayer with its RbcPool: the path of its base cases and
+  // data exchanges) against the same exchange through RBC directly, trials alternating: the
+  // difference is the pool's work for two completed operations (a send and a receive whose
+  // continuation runs).
+  {
+    jquick::detail::RbcLayer layer(world, true);
+    const int peer = 1 - s.rank;
+    double out = 1.0, in = 0.0;
+    std::vector<double> pool_samples, rbc_samples;
+    for (int t = 0; t < trials; ++t) {
+      pool_samples.push_back(per_call(s, 1, round_trips_for(8), true, [&] {
+        if (s.rank > 1) return;
+        jquick::detail::RbcPool pool;
+        int received = -1;
+        layer.isend(pool, layer.root(), &out, 1, MPI_DOUBLE, peer, 3);
+        layer.irecv(pool, layer.root(), &in, 1, MPI_DOUBLE, peer, 3, [&](int, int count) { received = count; });
+        while (!pool.empty()) pool.progress();
+        if (received != 1) throw std::runtime_error("pool exchange: wrong count");
+      })[0]);
+      rbc_samples.push_back(per_call(s, 1, round_trips_for(8), true, [&] {
+        if (s.rank > 1) return;
+        rbc::Request receive = rbc::irecv(&in, 1, MPI_DOUBLE, peer, 3, world);
+        rbc::Request send = rbc::isend(&out, 1, MPI_DOUBLE, peer, 3, world);
+        receive.wait();
+        send.wait();
+      })[0]);
+    }
+    emit(s, "\"kind\":\"pool_exchange\",\"bytes\":8,\"operations\":2", pool_samples);
+    emit(s, "\"kind\":\"pool_exchange_rbc\",\"bytes\":8", rbc_samples);
   }
   const int calls = 1000;
   int members = 0;

@@ -398,37 +398,20 @@ def fit_profile(records, np, library, version, how):
             f"calibrate kernels: median time per call on doubles, all {np} ranks at once, at n = "
             f"{', '.join(str(n) for n, _ in sorted(pts))}; joined by straight segments in {f}")
     # RBC's own software work: what its messages cost beyond MPI's, per message (charged by
-    # core/cost at each RBC send), and a local split.
-    # The exchange where measured (what sorts and collectives do), else the ping-pong. Pairs of
-    # the same bytes on the wire (payload + envelope) do not count a second time what the
-    # simulation charges MPI for the envelope's bytes.
-    pattern = "rbc_exchange" if by.get("rbc_exchange") else "rbc_pingpong"
-    rbc_pp = {r["bytes"]: r["samples"] for r in by.get(pattern, [])}
-    paired = {r["bytes"]: r["samples"] for r in by.get(pattern + "_mpi", [])}
-    wire = sorted({r["wire_bytes"] - r["bytes"] for r in by.get(pattern + "_mpi", []) if "wire_bytes" in r})
-    extra = []
-    for b, samples in sorted(rbc_pp.items()):
-        if b in paired and len(paired[b]) == len(samples):
-            # Trials alternated with MPI's own: the median of the pairwise differences
-            # is robust to load that changes between trials.
-            extra.append((b, max(statistics.median(r - m for r, m in zip(samples, paired[b])), 0.0)))
-        elif b in pp_all and pattern == "rbc_pingpong":
-            extra.append((b, max(statistics.median(samples) - pp_all[b], 0.0)))
-    if extra:
-        if len(extra) >= 2:
-            c0, c1 = least_squares([float(b) for b, _ in extra], [d for _, d in extra])
-        else:
-            c0, c1 = extra[0][1], 0.0
-        params["compute_message"] = param(
-            [max(c0, 0.0), max(c1, 0.0)], "s: c0 + c1 * payload bytes",
-            (f"calibrate rbc at np={np}: RBC exchange (both ranks irecv, isend, wait) minus MPI's (Irecv, "
-             "Isend, Waitall)" if pattern == "rbc_exchange" else
-             f"calibrate rbc at np={np}: RBC ping-pong (isend/irecv, wait) minus MPI's blocking ping-pong")
-            + (f" of the same bytes on the wire (payload + {wire[0]} B envelope)" if len(wire) == 1 else
-               " of the same payload") + ", "
-            f"trials alternating, median of the pairwise differences of "
-            f"{'exchanges' if pattern == 'rbc_exchange' else 'half round trips'} at "
-            f"{', '.join(str(b) for b, _ in extra)} B, per message; least squares")
+    # core/cost at each RBC send), and a local split. main() fits the message cost again once
+    # the SMPI twin has simulated MPI's side (fit_message).
+    message = fit_message(by, pp_all, np)
+    if message:
+        params["compute_message"] = message
+    if by.get("pool_exchange") and by.get("pool_exchange_rbc"):
+        pool, direct = by["pool_exchange"][0], by["pool_exchange_rbc"][0]
+        operations = pool.get("operations", 2)
+        pairs = list(zip(pool["samples"], direct["samples"]))
+        params["compute_continuation"] = param(
+            [max(statistics.median(a - b for a, b in pairs), 0.0) / operations, 0.0], "s: c0 + c1 * 1",
+            f"calibrate rbc at np={np}: an 8-byte exchange through JQuick's RbcLayer and RbcPool (send, "
+            "receive, continuation) minus the same exchange through RBC directly, trials alternating, "
+            f"median of the pairwise differences, per completed operation ({operations} per exchange)")
     if by.get("rbc_split"):
         params["compute_communicator"] = param(
             [med(by["rbc_split"][0]), 0.0], "s: c0 + c1 * 1",
@@ -441,6 +424,57 @@ def fit_profile(records, np, library, version, how):
             "bookkeeping; it sends nothing)")
     real_comm = {(r["op"], r["p"]): med(r) for r in by.get("comm", [])}
     return params, real_comm
+
+
+def fit_message(by, pp_all, np, simulated_mpi=None):
+    """compute_message: what an RBC message costs beyond MPI's of the same bytes on the wire.
+
+    Measured in an exchange where calibrate did (what sorts and collectives do), else in the
+    ping-pong. The pairs carry the same bytes on the wire (payload + envelope), so the
+    simulation's charge for the envelope's bytes is not counted twice. With `simulated_mpi`
+    ({payload bytes: MPI's exchange as the SMPI twin simulates it}), the reference is the
+    simulated MPI exchange instead of the real one: SMPI charges an exchange what it charges a
+    ping-pong, and what real MPI's exchange costs beyond that is charged with RBC's messages,
+    which exchange (as the creation charges are real minus simulated)."""
+    pattern = "rbc_exchange" if by.get("rbc_exchange") else "rbc_pingpong"
+    rbc_pp = {r["bytes"]: r["samples"] for r in by.get(pattern, [])}
+    paired = {r["bytes"]: r["samples"] for r in by.get(pattern + "_mpi", [])}
+    wire = sorted({r["wire_bytes"] - r["bytes"] for r in by.get(pattern + "_mpi", []) if "wire_bytes" in r})
+    against_sim = bool(simulated_mpi) and pattern == "rbc_exchange"
+    extra = []
+    for b, samples in sorted(rbc_pp.items()):
+        if b in paired and len(paired[b]) == len(samples):
+            # Trials alternated with MPI's own: the median of the pairwise differences
+            # is robust to load that changes between trials.
+            d = statistics.median(r - m for r, m in zip(samples, paired[b]))
+            if against_sim:
+                if b not in simulated_mpi:
+                    continue
+                d += statistics.median(paired[b]) - simulated_mpi[b]
+            extra.append((b, max(d, 0.0)))
+        elif b in pp_all and pattern == "rbc_pingpong":
+            extra.append((b, max(statistics.median(samples) - pp_all[b], 0.0)))
+    if not extra:
+        return None
+    if len(extra) >= 2:
+        c0, c1 = least_squares([float(b) for b, _ in extra], [d for _, d in extra])
+    else:
+        c0, c1 = extra[0][1], 0.0
+    if pattern == "rbc_exchange":
+        what = f"calibrate rbc at np={np}: RBC exchange (both ranks irecv, isend, wait) minus MPI's (Irecv, Isend, Waitall)"
+    else:
+        what = f"calibrate rbc at np={np}: RBC ping-pong (isend/irecv, wait) minus MPI's blocking ping-pong"
+    what += f" of the same bytes on the wire (payload + {wire[0]} B envelope)" if len(wire) == 1 else " of the same payload"
+    if against_sim:
+        what += (" as the SMPI twin simulates it under this profile (real RBC minus simulated MPI: RBC's own "
+                 "work plus what a real MPI exchange costs beyond SMPI's, which charges it a ping-pong's "
+                 "latency); real trials alternating with MPI's real ones, median of the pairwise "
+                 "differences plus MPI's real-minus-simulated exchange")
+    else:
+        what += ", trials alternating, median of the pairwise differences"
+    what += (f" of {'exchanges' if pattern == 'rbc_exchange' else 'half round trips'} at "
+             f"{', '.join(str(b) for b, _ in extra)} B, per message; least squares")
+    return param([max(c0, 0.0), max(c1, 0.0)], "s: c0 + c1 * payload bytes", what)
 
 
 def fit_creation(real_comm, sim_comm, np):
@@ -535,10 +569,18 @@ def main(argv=None):
                 # The long messages' latency is a multiple of node_alpha: keep what it adds up to.
                 for seg in params.get(cp.LAT_FACTOR, {}).get("value", []):
                     seg[1] *= before / a["value"]
+            sim_exchange = {r["bytes"]: med(r) for r in simulate(["rbc"]) if r["kind"] == "rbc_exchange_mpi"}
+            by_kind = {}
+            for r in real:
+                by_kind.setdefault(r["kind"], []).append(r)
+            message = fit_message(by_kind, {}, args.np, sim_exchange)
+            if message:
+                params["compute_message"] = message
             sim_comm = {(r["op"], r["p"]): med(r) for r in simulate(["comm"]) if r["kind"] == "comm"}
             params.update(fit_creation(real_comm, sim_comm, args.np))
-            profile["simulated_before_charges"] = {"comm": [{"op": o, "p": p, "seconds": t}
-                                                            for (o, p), t in sorted(sim_comm.items())]}
+            profile["simulated_before_charges"] = {
+                "comm": [{"op": o, "p": p, "seconds": t} for (o, p), t in sorted(sim_comm.items())],
+                "mpi_exchange": [{"bytes": b, "seconds": t} for b, t in sorted(sim_exchange.items())]}
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         cp.validate(profile, "fitted profile")

@@ -38,7 +38,8 @@ CREATION = ("comm_create_group", "comm_split", "comm_dup", "comm_free")  # [A, B
 # compute_<k>: [c0, c1] (c0 + c1 f(n)) or [[n, c0, c1], ...] from n = 0 (c0 + c1 (f(n) - f(start))
 # in the last segment starting at or below n); message, communicator and collective are RBC's own
 # software work (core/cost)
-KERNELS = ("sort", "partition", "select", "merge", "copy", "shuffle", "message", "communicator", "collective")
+KERNELS = ("sort", "partition", "select", "merge", "copy", "shuffle", "message", "communicator", "collective",
+           "continuation")
 REQUIRED = PIECEWISE + SECONDS + ("node_alpha", "node_bw")
 
 SELECTORS = ("default", "ompi", "mpich", "mvapich2", "impi", "automatic")

@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "cost/charge.hpp"
 #include "jquick/config.hpp"
 
 namespace jquick::detail {
@@ -76,6 +77,7 @@ void RbcPool::Requests::run(std::size_t index) {
   rbc::Status status;
   const bool with_status = entry.wants_status;
   if (with_status) status = requests[index].status();
+  cost::charge(cost::Kernel::continuation, 1);  // simulation only
   if (callback) callback(with_status ? &status : nullptr);
 }
 
@@ -134,6 +136,7 @@ void RbcPool::receive_one() {
                 std::to_string(slot.capacity));
   }
   rbc::recv(slot.buf, count, slot.type, found.source, slot.tag, slot.comm);
+  cost::charge(cost::Kernel::continuation, 1);
   slot.done(found.source, count);
 }
 
@@ -143,6 +146,7 @@ void RbcPool::progress() {
     others_.wait_one();
   } else if (!posted_.empty()) {
     posted_.progress();
+    cost::charge(cost::Kernel::continuation, 1);
   } else if (!slots_.empty()) {
     receive_one();
   } else if (sends_.pending > 0) {

@@ -134,6 +134,18 @@ class CalibratedModel(unittest.TestCase):
         uncharged = {r["kind"]: statistics.median(r["samples"]) for r in without}
         self.assertLess(uncharged["type_create"], 3e-7 / FACTOR, "a commit is charged without type_create")
 
+    def test_jquick_pool_charges_each_completed_operation(self):
+        # An exchange through JQuick's pool completes two operations (a send, a receive and its
+        # continuation): compute_continuation is charged twice, the same exchange through RBC
+        # directly not at all.
+        charge = 1e-6
+        _, plain = self.simulate_with({"compute_continuation": [0.0, 0.0]}, ["rbc"])
+        _, charged = self.simulate_with({"compute_continuation": [charge, 0.0]}, ["rbc"])
+        before = {r["kind"]: statistics.median(r["samples"]) for r in plain}
+        after = {r["kind"]: statistics.median(r["samples"]) for r in charged}
+        self.assertAlmostEqual(after["pool_exchange"] - before["pool_exchange"], 2 * charge, delta=1e-9)
+        self.assertEqual(after["pool_exchange_rbc"], before["pool_exchange_rbc"])
+
 
 class ProfileChecks(unittest.TestCase):
     def setUp(self):

@@ -233,6 +233,48 @@ class Fits(unittest.TestCase):
         self.assertIn("exchange", params["compute_message"]["source"])
         self.assertIn("payload + 56 B envelope", params["compute_message"]["source"])
 
+    def test_rbc_message_charge_against_the_simulated_mpi_exchange(self):
+        # Real MPI's exchange costs 1.0 us at every load-free trial; the twin simulates it at
+        # 0.7 us (SMPI charges an exchange a ping-pong's latency) and 0.7 us + 1 ns per byte.
+        # RBC's real exchange adds 0.2 us + 0.1 ns per byte to MPI's. Against the simulated
+        # exchange the charge carries both: 0.5 us and 0.1 ns per byte.
+        mpi = [1.0e-6, 1.0e-6, 1.0e-6]
+        by = {"rbc_exchange": [], "rbc_exchange_mpi": []}
+        simulated = {}
+        for b in (0, 8, 64, 1024):
+            real_mpi = [x + 1e-9 * b for x in mpi]
+            by["rbc_exchange_mpi"].append(rec("rbc_exchange_mpi", real_mpi, bytes=b, wire_bytes=b + 56))
+            by["rbc_exchange"].append(rec("rbc_exchange", [x + 2e-7 + 1e-10 * b for x in real_mpi], bytes=b))
+            simulated[b] = 0.7e-6 + 1e-9 * b
+        against_real = calibrate.fit_message(by, {}, 2)
+        self.assertAlmostEqual(against_real["value"][0], 2e-7, delta=1e-12)
+        against_sim = calibrate.fit_message(by, {}, 2, simulated)
+        c0, c1 = against_sim["value"]
+        self.assertAlmostEqual(c0, 5e-7, delta=1e-12)
+        self.assertAlmostEqual(c1, 1e-10, delta=1e-15)
+        self.assertIn("SMPI twin", against_sim["source"])
+        # A size the twin did not simulate is left out, not fitted against the real exchange.
+        del simulated[1024]
+        self.assertIn("0, 8, 64 B", calibrate.fit_message(by, {}, 2, simulated)["source"])
+
+    def test_pool_charge_per_completed_operation(self):
+        loads = [5e-7, 3e-6, 6e-7]
+        records = [rec("pool_exchange", [x + 1.6e-7 for x in loads], bytes=8, operations=2),
+                   rec("pool_exchange_rbc", loads, bytes=8)]
+        by = {r["kind"]: [r] for r in records}
+        self.assertIsNone(calibrate.fit_message(by, {}, 2))
+        os_, or_, alpha, bw = 2e-7, 1e-7, 3e-7, 5e9
+        for s in (0, 8, 1024, 65536):
+            t = os_ + or_ + alpha + s / bw
+            records.append(rec("pingpong", [t, t, t], bytes=s))
+        for s in (0, 256, 1024):
+            records += [rec("overhead", [os_], op="send", bytes=s), rec("overhead", [os_], op="isend", bytes=s),
+                        rec("overhead", [or_], op="recv", bytes=s)]
+        records += [rec("iprobe", [5e-8]), rec("test", [2e-8])]
+        params, _ = calibrate.fit_profile(records, 2, "Open MPI", "4.1", "")
+        self.assertAlmostEqual(params["compute_continuation"]["value"][0], 8e-8, delta=1e-12)
+        cp.validate({"schema": cp.SCHEMA, "name": "t", "machine": {}, "mpi": {}, "date": "", "parameters": params})
+
     def test_creation_charge_is_real_minus_simulated(self):
         real = {("create_group", p): 2e-6 + 1e-6 * math.log2(p) for p in (2, 4, 8)}
         sim = {k: 0.5e-6 for k in real}
