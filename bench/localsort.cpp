@@ -7,9 +7,11 @@
 // --merge measures localsort::merge against std::merge instead, on two sorted runs of n / 2
 // uniform doubles each ({"bench":"merge",...,"std_merge_s":..,"localsort_s":..}): the mean over
 // repetitions that cycle through 8 different inputs, so that no branch predictor learns one.
+// --partition measures localsort::partition against std::partition the same way, n uniform
+// doubles split at 0.5 ({"bench":"partition",...,"std_partition_s":..,"localsort_s":..}).
 //
-//   localsort [--min-log 10] [--max-log 24] [--budget 0.5] [--merge]
-// --budget: seconds of std::sort (std::merge) per point that set the repetitions (>= 3).
+//   localsort [--min-log 10] [--max-log 24] [--budget 0.5] [--merge | --partition]
+// --budget: seconds of std::sort (std::merge, std::partition) per point that set the repetitions (>= 3).
 
 #include <algorithm>
 #include <chrono>
@@ -25,6 +27,7 @@
 
 #include "localsort/localsort.hpp"
 #include "localsort/merge.hpp"
+#include "localsort/partition.hpp"
 
 namespace {
 
@@ -133,16 +136,51 @@ void measure_merge(std::size_t n, double budget) {
   std::fflush(stdout);
 }
 
+void measure_partition(std::size_t n, double budget) {
+  constexpr int kInputs = 8;
+  std::vector<std::vector<double>> inputs(kInputs);
+  std::mt19937_64 rng(n);
+  for (auto& v : inputs) {
+    v.resize(n);
+    for (auto& x : v) x = std::uniform_real_distribution<double>(0, 1)(rng);
+  }
+  const auto small = [](double x) { return x < 0.5; };
+  std::vector<double> a(n), b(n);
+  double sum_std = 0, sum_ours = 0;
+  int reps = 0;
+  while (reps < kInputs || (sum_std < budget && reps < 100000)) {
+    const std::vector<double>& v = inputs[static_cast<std::size_t>(reps % kInputs)];
+    std::copy(v.begin(), v.end(), a.begin());
+    std::copy(v.begin(), v.end(), b.begin());
+    double t0 = now();
+    const auto split_std = std::partition(a.begin(), a.end(), small) - a.begin();
+    sum_std += now() - t0;
+    t0 = now();
+    const auto split_ours = localsort::partition(b.data(), b.data() + n, small) - b.data();
+    sum_ours += now() - t0;
+    if (split_std != split_ours || !std::is_partitioned(b.begin(), b.end(), small)) {
+      std::fprintf(stderr, "localsort: wrong partition (n=%zu)\n", n);
+      std::exit(1);
+    }
+    ++reps;
+  }
+  std::printf(
+      "{\"bench\":\"partition\",\"type\":\"double\",\"shape\":\"uniform\",\"n\":%zu,\"reps\":%d,"
+      "\"std_partition_s\":%.9g,\"localsort_s\":%.9g,\"speedup\":%.4g}\n",
+      n, reps, sum_std / reps, sum_ours / reps, sum_std / sum_ours);
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int min_log = 10, max_log = 24;
   double budget = 0.5;
-  bool merge = false;
+  bool merge = false, partition = false;
   for (int i = 1; i < argc; i += 2) {
     const std::string flag = argv[i];
-    if (flag == "--merge") {
-      merge = true;
+    if (flag == "--merge" || flag == "--partition") {
+      (flag == "--merge" ? merge : partition) = true;
       --i;
     } else if (i + 1 >= argc) {
       std::fprintf(stderr, "localsort: %s needs a value\n", flag.c_str());
@@ -154,12 +192,14 @@ int main(int argc, char** argv) {
     } else if (flag == "--budget") {
       budget = std::atof(argv[i + 1]);
     } else {
-      std::fprintf(stderr, "usage: localsort [--min-log L] [--max-log L] [--budget S] [--merge]\n");
+      std::fprintf(stderr, "usage: localsort [--min-log L] [--max-log L] [--budget S] [--merge | --partition]\n");
       return 2;
     }
   }
-  if (merge) {
-    for (int lg = min_log; lg <= max_log; lg += 2) measure_merge(std::size_t(1) << lg, budget);
+  if (merge || partition) {
+    for (int lg = min_log; lg <= max_log; lg += 2) {
+      (merge ? measure_merge : measure_partition)(std::size_t(1) << lg, budget);
+    }
     return 0;
   }
   const char* shapes[] = {"uniform", "sorted", "reverse", "equal", "few"};

@@ -25,6 +25,7 @@
 #include "jquick/detail/layers.hpp"
 #include "localsort/localsort.hpp"
 #include "localsort/merge.hpp"
+#include "localsort/partition.hpp"
 #include "rbc/collectives.hpp"
 #include "rbc/comm.hpp"
 #include "rbc/point_to_point.hpp"
@@ -506,8 +507,8 @@ void collectives(const Setup& s) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Local kernels on doubles, every rank at once (as in a sort); time per call. Sort and merge are
-// the project's own kernels (localsort), the ones cost::charge stands for. Each sample
+// Local kernels on doubles, every rank at once (as in a sort); time per call. Sort, partition and
+// merge are the project's own kernels (localsort), the ones cost::charge stands for. Each sample
 // times a short batch of calls (tens of microseconds), so that on a shared, busy host most
 // samples fall inside one scheduling slice and the median is the cost of the work itself.
 
@@ -542,7 +543,7 @@ void kernels(const Setup& s) {
           if (op == "sort") {
             localsort::sort(v.data(), v.data() + v.size(), std::less<double>());
           } else if (op == "partition") {
-            std::partition(v.begin(), v.end(), [](double x) { return x < 0.5; });
+            localsort::partition(v.data(), v.data() + v.size(), [](double x) { return x < 0.5; });
           } else if (op == "select") {
             std::nth_element(v.begin(), v.begin() + n / 2, v.end());
           } else if (op == "shuffle") {  // n random swaps, as the hypercube's reshuffle draws its half

@@ -54,6 +54,7 @@
 #include "localsort/guarded_less.hpp"
 #include "localsort/localsort.hpp"
 #include "localsort/merge.hpp"
+#include "localsort/partition.hpp"
 
 namespace jquick::detail {
 
@@ -592,8 +593,8 @@ class Sorter {
     const std::int64_t before = std::min(std::max<std::int64_t>(task.pivot.index - task.g0 + 1, 0),
                                          task.m);
     T* cut = begin + before;
-    T* small_end_1 = std::partition(begin, cut, [&](const T& x) { return !less(pivot, x); });
-    T* small_end_2 = std::partition(cut, end, [&](const T& x) { return less(x, pivot); });
+    T* small_end_1 = localsort::partition(begin, cut, [&](const T& x) { return !less(pivot, x); });
+    T* small_end_2 = localsort::partition(cut, end, [&](const T& x) { return less(x, pivot); });
     std::rotate(small_end_1, cut, small_end_2);
     cost::charge(cost::Kernel::partition, static_cast<std::size_t>(task.m));
     return (small_end_1 - begin) + (small_end_2 - cut);
