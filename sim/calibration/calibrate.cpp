@@ -240,6 +240,12 @@ void rbc_costs(const Setup& s) {
   double value = 1.0;
   const auto bcasts = per_call(s, trials, calls, false, [&] { rbc::bcast(&value, 1, MPI_DOUBLE, 0, self); });
   emit(s, "\"kind\":\"rbc_collective\",\"p\":1", bcasts);
+  // A reduction of 1024 doubles over the world (the regression test checks its operator charge).
+  std::vector<double> contribution(1024, 1.0), reduced(1024);
+  const auto reduces = per_call(s, trials, 20, true, [&] {
+    rbc::reduce(contribution.data(), reduced.data(), 1024, MPI_DOUBLE, MPI_SUM, 0, world);
+  });
+  emit(s, "\"kind\":\"rbc_reduce\",\"count\":1024,\"p\":" + std::to_string(s.size), reduces);
 }
 
 // Send overhead (MPI_Send / MPI_Isend returning, receive already posted) and receive overhead
@@ -518,7 +524,7 @@ void kernels(const Setup& s) {
   std::mt19937_64 rng(12345u + static_cast<unsigned>(s.rank));
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
   inputs::Rng swaps(12345u, static_cast<std::uint64_t>(s.rank));
-  for (const char* what : {"sort", "partition", "select", "merge", "copy", "shuffle"}) {
+  for (const char* what : {"sort", "partition", "select", "merge", "copy", "shuffle", "reduce"}) {
     const std::string op = what;
     for (std::int64_t n : sizes) {
       const int calls = static_cast<int>(std::max<std::int64_t>(1, 2048 / n));
@@ -549,6 +555,9 @@ void kernels(const Setup& s) {
           } else if (op == "shuffle") {  // n random swaps, as the hypercube's reshuffle draws its half
             const std::size_t m = v.size();
             for (std::size_t j = 0; j < m; ++j) std::swap(v[static_cast<std::size_t>(swaps.below(m - j))], v[m - 1 - j]);
+          } else if (op == "reduce") {  // RBC's reductions: MPI_Reduce_local, charged per byte
+            check(MPI_Reduce_local(v.data(), out.data(), static_cast<int>(n), MPI_DOUBLE, MPI_SUM),
+                  "MPI_Reduce_local");
           } else if (op == "merge") {
             localsort::merge(v.data(), static_cast<std::size_t>(n / 2), v.data() + n / 2,
                              static_cast<std::size_t>(n - n / 2), out.data(), std::less<double>());
@@ -578,7 +587,9 @@ void kernels(const Setup& s) {
                 "MPI_Recv");
         }
       }
-      emit(s, "\"kind\":\"kernel\",\"op\":\"" + op + "\",\"n\":" + std::to_string(n), samples);
+      // The reduction is charged per byte (any datatype), the others per element.
+      const std::int64_t units = op == "reduce" ? n * static_cast<std::int64_t>(sizeof(double)) : n;
+      emit(s, "\"kind\":\"kernel\",\"op\":\"" + op + "\",\"n\":" + std::to_string(units), samples);
     }
   }
 }

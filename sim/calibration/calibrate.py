@@ -393,9 +393,10 @@ def fit_profile(records, np, library, version, how):
         if not pts:
             continue
         f = "n log2 n" if kernel == "sort" else "n"
+        what = ("MPI_Reduce_local (MPI_SUM) on doubles, n in bytes" if kernel == "reduce" else "on doubles")
         params["compute_" + kernel] = param(
             joined_segments(kernel, pts), f"[[from n, s, s per unit of {f} beyond it], ...]",
-            f"calibrate kernels: median time per call on doubles, all {np} ranks at once, at n = "
+            f"calibrate kernels: median time per call {what}, all {np} ranks at once, at n = "
             f"{', '.join(str(n) for n, _ in sorted(pts))}; joined by straight segments in {f}")
     # RBC's own software work: what its messages cost beyond MPI's, per message (charged by
     # core/cost at each RBC send), and a local split. main() fits the message cost again once

@@ -39,7 +39,7 @@ CREATION = ("comm_create_group", "comm_split", "comm_dup", "comm_free")  # [A, B
 # in the last segment starting at or below n); message, communicator and collective are RBC's own
 # software work (core/cost)
 KERNELS = ("sort", "partition", "select", "merge", "copy", "shuffle", "message", "communicator", "collective",
-           "continuation")
+           "reduce", "continuation")
 REQUIRED = PIECEWISE + SECONDS + ("node_alpha", "node_bw")
 
 SELECTORS = ("default", "ompi", "mpich", "mvapich2", "impi", "automatic")

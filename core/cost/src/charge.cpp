@@ -24,6 +24,7 @@ const char* env_name(Kernel kernel) {
     case Kernel::message: return "JANUS_COST_MESSAGE";
     case Kernel::communicator: return "JANUS_COST_COMMUNICATOR";
     case Kernel::collective: return "JANUS_COST_COLLECTIVE";
+    case Kernel::reduce: return "JANUS_COST_REDUCE";
     case Kernel::continuation: return "JANUS_COST_CONTINUATION";
   }
   throw std::invalid_argument("cost: unknown kernel");

@@ -12,6 +12,7 @@
 #include "buffers.hpp"
 #include "checks.hpp"
 #include "collective.hpp"
+#include "cost/charge.hpp"
 #include "rbc/error.hpp"
 #include "tree.hpp"
 
@@ -38,8 +39,10 @@ int message_bytes(const char* call, std::int64_t bytes) {
 }
 
 // inout = in op inout, element by element.
-void reduce_local(const void* in, void* inout, int count, MPI_Datatype type, MPI_Op op) {
-  detail::check_mpi(MPI_Reduce_local(in, inout, count, type, op), "MPI_Reduce_local");
+void reduce_local(const void* in, void* inout, int count, const TypeInfo& info, MPI_Op op) {
+  detail::check_mpi(MPI_Reduce_local(in, inout, count, info.type, op), "MPI_Reduce_local");
+  // Simulation only: SMPI applies the operator without advancing time.
+  cost::charge(cost::Kernel::reduce, static_cast<std::size_t>(count) * static_cast<std::size_t>(info.size));
 }
 
 bool commutative(MPI_Op op) {
@@ -114,15 +117,15 @@ class Reduce final : public Collective {
   const void* combine() {
     if (target_ != nullptr) {
       // target_ holds the first child's part, or (in place) the input itself.
-      if (input_ != target_) reduce_local(input_, target_, count_, info_.type, op_);
-      for (auto& part : parts_) reduce_local(part.get(), target_, count_, info_.type, op_);
+      if (input_ != target_) reduce_local(input_, target_, count_, info_, op_);
+      for (auto& part : parts_) reduce_local(part.get(), target_, count_, info_, op_);
       return target_;
     }
     if (parts_.empty()) return input_;
     acc_ = TypedBuffer(scratch(), info_, count_);
     detail::copy_elements(input_, acc_.get(), count_, info_);
     for (auto& part : parts_) {
-      reduce_local(acc_.get(), part.get(), count_, info_.type, op_);
+      reduce_local(acc_.get(), part.get(), count_, info_, op_);
       std::swap(acc_, part);
     }
     return acc_.get();
@@ -269,9 +272,9 @@ class AllreduceDoubling final : public Collective {
   // result in the incoming buffer, which then becomes acc.
   void absorb(int partner) {
     if (commutative_ || partner < me()) {
-      reduce_local(spare_, acc_, count_, info_.type, op_);
+      reduce_local(spare_, acc_, count_, info_, op_);
     } else {
-      reduce_local(acc_, spare_, count_, info_.type, op_);
+      reduce_local(acc_, spare_, count_, info_, op_);
       std::swap(acc_, spare_);
     }
   }
@@ -359,9 +362,9 @@ class AllreduceHalving final : public Collective {
     char* own = element(first(lo_));
     const int n = elements(lo_, hi_);
     if (commutative_ || partner_ < me()) {
-      reduce_local(spare_.get(), own, n, info_.type, op_);
+      reduce_local(spare_.get(), own, n, info_, op_);
     } else {
-      reduce_local(own, spare_.get(), n, info_.type, op_);
+      reduce_local(own, spare_.get(), n, info_, op_);
       detail::copy_elements(spare_.get(), own, n, info_);
     }
   }
@@ -474,7 +477,7 @@ class Scan final : public Collective {
       case 1:
         // prefixes_[j] = own op (subtrees of children 0..j-1); the last one is the subtree total.
         for (auto& part : parts_) {
-          reduce_local(prefixes_.back().get(), part.get(), count_, info_.type, op_);
+          reduce_local(prefixes_.back().get(), part.get(), count_, info_, op_);
           prefixes_.push_back(std::move(part));
         }
         if (!tree_.is_root()) {
@@ -489,7 +492,7 @@ class Scan final : public Collective {
           out_.emplace_back(scratch(), info_, down_count());
           TypedBuffer& out = out_.back();
           detail::copy_elements(prefixes_[j].get(), out.get(), count_, info_);
-          if (!tree_.is_root()) reduce_local(left_.get(), out.get(), count_, info_.type, op_);
+          if (!tree_.is_root()) reduce_local(left_.get(), out.get(), count_, info_, op_);
           if (with_total()) detail::copy_elements(total(), second_half(out), count_, info_);
           send(out.get(), down_count(), info_.type, tree_.absolute(children[j]), detail::kDown);
         }
@@ -506,7 +509,7 @@ class Scan final : public Collective {
     }
     // Nothing is sent from the receive buffer, so it can take the result directly.
     detail::copy_elements(prefixes_[0].get(), recvbuf_, count_, info_);
-    if (!tree_.is_root()) reduce_local(left_.get(), recvbuf_, count_, info_.type, op_);
+    if (!tree_.is_root()) reduce_local(left_.get(), recvbuf_, count_, info_, op_);
     if (with_total()) detail::copy_elements(total(), totalbuf_, count_, info_);
   }
 
@@ -603,7 +606,7 @@ class ScanTotalDoubling final : public Collective {
       // left_buf_ holds (left of the pair, total), or the total alone on rank 0.
       detail::copy_elements(own_, recvbuf_, count_, info_);
       if (me() > 0) {
-        reduce_local(left_buf_.get(), recvbuf_, count_, info_.type, op_);
+        reduce_local(left_buf_.get(), recvbuf_, count_, info_, op_);
         detail::copy_elements(second_half(left_buf_), totalbuf_, count_, info_);
       } else {
         detail::copy_elements(left_buf_.get(), totalbuf_, count_, info_);
@@ -613,7 +616,7 @@ class ScanTotalDoubling final : public Collective {
     }
     if (fold_pending_) {
       fold_pending_ = false;
-      reduce_local(spare_, own_buf_.get(), count_, info_.type, op_);
+      reduce_local(spare_, own_buf_.get(), count_, info_, op_);
       detail::copy_elements(own_, acc_, count_, info_);
     } else if (partner_ >= 0) {
       absorb();
@@ -646,13 +649,13 @@ class ScanTotalDoubling final : public Collective {
     const int partner = partner_;
     partner_ = -1;
     if (partner < me()) {
-      reduce_local(incoming_, acc_, count_, info_.type, op_);
-      if (incoming_ != left_) reduce_local(incoming_, left_, count_, info_.type, op_);
+      reduce_local(incoming_, acc_, count_, info_, op_);
+      if (incoming_ != left_) reduce_local(incoming_, left_, count_, info_, op_);
       has_left_ = true;
     } else if (commutative_) {
-      reduce_local(incoming_, acc_, count_, info_.type, op_);
+      reduce_local(incoming_, acc_, count_, info_, op_);
     } else {
-      reduce_local(acc_, incoming_, count_, info_.type, op_);
+      reduce_local(acc_, incoming_, count_, info_, op_);
       std::swap(acc_, spare_);
     }
   }
@@ -661,12 +664,12 @@ class ScanTotalDoubling final : public Collective {
   void deliver_prefix() {
     if (!has_left_ || left_ != recvbuf_) {
       detail::copy_elements(own_, recvbuf_, count_, info_);
-      if (has_left_) reduce_local(left_, recvbuf_, count_, info_.type, op_);
+      if (has_left_) reduce_local(left_, recvbuf_, count_, info_, op_);
     } else if (commutative_) {
-      reduce_local(own_, recvbuf_, count_, info_.type, op_);
+      reduce_local(own_, recvbuf_, count_, info_, op_);
     } else {
       detail::copy_elements(own_, spare_, count_, info_);
-      reduce_local(recvbuf_, spare_, count_, info_.type, op_);
+      reduce_local(recvbuf_, spare_, count_, info_, op_);
       detail::copy_elements(spare_, recvbuf_, count_, info_);
     }
   }
@@ -730,18 +733,18 @@ class ScanDoubling final : public Collective {
     if (received_) {
       received_ = false;
       if (!exclusive_) {
-        reduce_local(incoming_.get(), recvbuf_, count_, info_.type, op_);
+        reduce_local(incoming_.get(), recvbuf_, count_, info_, op_);
       } else {
         // recvbuf = (everything left of this rank so far); the first block arrived there directly.
         const void* arrived = rounds_received_ == 1 ? recvbuf_ : incoming_.get();
-        if (rounds_received_ > 1) reduce_local(arrived, recvbuf_, count_, info_.type, op_);
+        if (rounds_received_ > 1) reduce_local(arrived, recvbuf_, count_, info_, op_);
         if (sends_later()) {
           if (partial_ != combined_.get()) {
             combined_ = TypedBuffer(scratch(), info_, count_);
             detail::copy_elements(partial_, combined_.get(), count_, info_);
             partial_ = combined_.get();
           }
-          reduce_local(arrived, combined_.get(), count_, info_.type, op_);
+          reduce_local(arrived, combined_.get(), count_, info_, op_);
         }
       }
     }

@@ -146,6 +146,16 @@ class CalibratedModel(unittest.TestCase):
         self.assertAlmostEqual(after["pool_exchange"] - before["pool_exchange"], 2 * charge, delta=1e-9)
         self.assertEqual(after["pool_exchange_rbc"], before["pool_exchange_rbc"])
 
+    def test_rbc_reductions_charge_the_operator(self):
+        # On two ranks a reduce of 1024 doubles applies the operator once, at the root, to 8192
+        # bytes: compute_reduce at 1 ns per byte adds 8.192 us to the call, nothing else does.
+        _, plain = self.simulate_with({"compute_reduce": [0.0, 0.0]}, ["rbc"])
+        _, charged = self.simulate_with({"compute_reduce": [0.0, 1e-9]}, ["rbc"])
+        before = {r["kind"]: statistics.median(r["samples"]) for r in plain}
+        after = {r["kind"]: statistics.median(r["samples"]) for r in charged}
+        self.assertAlmostEqual(after["rbc_reduce"] - before["rbc_reduce"], 8192e-9, delta=1e-9)
+        self.assertEqual(after["rbc_exchange"], before["rbc_exchange"])
+
 
 class ProfileChecks(unittest.TestCase):
     def setUp(self):

@@ -28,6 +28,7 @@ enum class Kernel {
   message,       // one RBC message copying n payload bytes (envelope, bookkeeping): f(n) = n
   communicator,  // one RBC communicator created locally (split): f(n) = n, charged with n = 1
   collective,    // one RBC collective call's bookkeeping, messages apart: f(n) = n, n = 1
+  reduce,        // a reduction operator applied to n bytes (MPI_Reduce_local in RBC): f(n) = n
   // JQuick's own: one operation completed through a sort's pool (its continuation, the
   // bookkeeping around it), beyond what RBC charges for the message: f(n) = n, n = 1
   continuation,
