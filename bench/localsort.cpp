@@ -102,73 +102,82 @@ void measure(const char* type, const std::string& shape, std::size_t n, double b
   std::fflush(stdout);
 }
 
-void measure_merge(std::size_t n, double budget) {
-  constexpr int kInputs = 8;
-  std::vector<std::vector<double>> runs(2 * kInputs);
-  std::mt19937_64 rng(n);
-  for (auto& run : runs) {
-    run.resize(n / 2);
-    for (auto& x : run) x = std::uniform_real_distribution<double>(0, 1)(rng);
-    std::sort(run.begin(), run.end());
-  }
-  std::vector<double> a(n), b(n);
+// Inputs per point that the repetitions of measure_merge and measure_partition cycle through,
+// so that no branch predictor learns one.
+constexpr int kInputs = 8;
+
+// Times std_call(i) and ours_call(i) alternately on input i = repetition % kInputs (prepare(i),
+// untimed, first), until std_call has taken `budget` seconds; stops the program when correct()
+// says the last pair disagreed. Prints the mean times as one JSON line.
+template <class Prepare, class Std, class Ours, class Correct>
+void alternate(const char* bench, const char* std_field, std::size_t n, double budget,
+               Prepare prepare, Std std_call, Ours ours_call, Correct correct) {
   double sum_std = 0, sum_ours = 0;
   int reps = 0;
   while (reps < kInputs || (sum_std < budget && reps < 100000)) {
-    const std::vector<double>& x = runs[2 * (reps % kInputs)];
-    const std::vector<double>& y = runs[2 * (reps % kInputs) + 1];
+    const int input = reps % kInputs;
+    prepare(input);
     double t0 = now();
-    std::merge(x.begin(), x.end(), y.begin(), y.end(), a.begin());
+    std_call(input);
     sum_std += now() - t0;
     t0 = now();
-    localsort::merge(x.data(), x.size(), y.data(), y.size(), b.data(), std::less<double>());
+    ours_call(input);
     sum_ours += now() - t0;
-    if (a != b) {
-      std::fprintf(stderr, "localsort: wrong merge (n=%zu)\n", n);
+    if (!correct()) {
+      std::fprintf(stderr, "localsort: wrong %s (n=%zu)\n", bench, n);
       std::exit(1);
     }
     ++reps;
   }
   std::printf(
-      "{\"bench\":\"merge\",\"type\":\"double\",\"shape\":\"uniform\",\"n\":%zu,\"reps\":%d,"
-      "\"std_merge_s\":%.9g,\"localsort_s\":%.9g,\"speedup\":%.4g}\n",
-      n, reps, sum_std / reps, sum_ours / reps, sum_std / sum_ours);
+      "{\"bench\":\"%s\",\"type\":\"double\",\"shape\":\"uniform\",\"n\":%zu,\"reps\":%d,"
+      "\"%s\":%.9g,\"localsort_s\":%.9g,\"speedup\":%.4g}\n",
+      bench, n, reps, std_field, sum_std / reps, sum_ours / reps, sum_std / sum_ours);
   std::fflush(stdout);
 }
 
+std::vector<double> uniform_doubles(std::size_t n, std::mt19937_64& rng) {
+  std::vector<double> v(n);
+  for (auto& x : v) x = std::uniform_real_distribution<double>(0, 1)(rng);
+  return v;
+}
+
+void measure_merge(std::size_t n, double budget) {
+  std::vector<std::vector<double>> runs(2 * kInputs);
+  std::mt19937_64 rng(n);
+  for (auto& run : runs) {
+    run = uniform_doubles(n / 2, rng);
+    std::sort(run.begin(), run.end());
+  }
+  std::vector<double> a(n), b(n);
+  const auto x = [&](int i) -> const std::vector<double>& { return runs[static_cast<std::size_t>(2 * i)]; };
+  const auto y = [&](int i) -> const std::vector<double>& { return runs[static_cast<std::size_t>(2 * i + 1)]; };
+  alternate(
+      "merge", "std_merge_s", n, budget, [](int) {},
+      [&](int i) { std::merge(x(i).begin(), x(i).end(), y(i).begin(), y(i).end(), a.begin()); },
+      [&](int i) {
+        localsort::merge(x(i).data(), x(i).size(), y(i).data(), y(i).size(), b.data(), std::less<double>());
+      },
+      [&] { return a == b; });
+}
+
 void measure_partition(std::size_t n, double budget) {
-  constexpr int kInputs = 8;
   std::vector<std::vector<double>> inputs(kInputs);
   std::mt19937_64 rng(n);
-  for (auto& v : inputs) {
-    v.resize(n);
-    for (auto& x : v) x = std::uniform_real_distribution<double>(0, 1)(rng);
-  }
+  for (auto& v : inputs) v = uniform_doubles(n, rng);
   const auto small = [](double x) { return x < 0.5; };
   std::vector<double> a(n), b(n);
-  double sum_std = 0, sum_ours = 0;
-  int reps = 0;
-  while (reps < kInputs || (sum_std < budget && reps < 100000)) {
-    const std::vector<double>& v = inputs[static_cast<std::size_t>(reps % kInputs)];
-    std::copy(v.begin(), v.end(), a.begin());
-    std::copy(v.begin(), v.end(), b.begin());
-    double t0 = now();
-    const auto split_std = std::partition(a.begin(), a.end(), small) - a.begin();
-    sum_std += now() - t0;
-    t0 = now();
-    const auto split_ours = localsort::partition(b.data(), b.data() + n, small) - b.data();
-    sum_ours += now() - t0;
-    if (split_std != split_ours || !std::is_partitioned(b.begin(), b.end(), small)) {
-      std::fprintf(stderr, "localsort: wrong partition (n=%zu)\n", n);
-      std::exit(1);
-    }
-    ++reps;
-  }
-  std::printf(
-      "{\"bench\":\"partition\",\"type\":\"double\",\"shape\":\"uniform\",\"n\":%zu,\"reps\":%d,"
-      "\"std_partition_s\":%.9g,\"localsort_s\":%.9g,\"speedup\":%.4g}\n",
-      n, reps, sum_std / reps, sum_ours / reps, sum_std / sum_ours);
-  std::fflush(stdout);
+  std::ptrdiff_t split_std = 0, split_ours = 0;
+  alternate(
+      "partition", "std_partition_s", n, budget,
+      [&](int i) {
+        const auto& v = inputs[static_cast<std::size_t>(i)];
+        std::copy(v.begin(), v.end(), a.begin());
+        std::copy(v.begin(), v.end(), b.begin());
+      },
+      [&](int) { split_std = std::partition(a.begin(), a.end(), small) - a.begin(); },
+      [&](int) { split_ours = localsort::partition(b.data(), b.data() + n, small) - b.data(); },
+      [&] { return split_std == split_ours && std::is_partitioned(b.begin(), b.end(), small); });
 }
 
 }  // namespace

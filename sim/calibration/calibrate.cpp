@@ -170,6 +170,17 @@ void rbc_costs(const Setup& s) {
                 std::to_string(wire),
          mpi_samples);
   }
+  const int peer = 1 - s.rank;
+  // One trial of exchanges of `bytes` bytes through RBC between ranks 0 and 1.
+  const auto rbc_exchange = [&](void* in, const void* out, int bytes, int tag) {
+    return per_call(s, 1, round_trips_for(bytes), true, [&] {
+      if (s.rank > 1) return;
+      rbc::Request receive = rbc::irecv(in, bytes, MPI_BYTE, peer, tag, world);
+      rbc::Request send = rbc::isend(out, bytes, MPI_BYTE, peer, tag, world);
+      receive.wait();
+      send.wait();
+    })[0];
+  };
   // The same in an exchange, both ranks sending and receiving at once (irecv, isend, wait both):
   // the pattern of the sorts' exchanges and of RBC's collectives. There RBC's own work per
   // message costs more than in a ping-pong, where one rank always waits idle.
@@ -177,15 +188,8 @@ void rbc_costs(const Setup& s) {
     const int wire = bytes + kRbcEnvelopeBytes;
     std::vector<char> out(static_cast<std::size_t>(std::max(wire, 1))), in(out.size());
     std::vector<double> rbc_samples, mpi_samples;
-    const int peer = 1 - s.rank;
     for (int t = 0; t < trials; ++t) {
-      rbc_samples.push_back(per_call(s, 1, round_trips_for(bytes), true, [&] {
-        if (s.rank > 1) return;
-        rbc::Request receive = rbc::irecv(in.data(), bytes, MPI_BYTE, peer, 2, world);
-        rbc::Request send = rbc::isend(out.data(), bytes, MPI_BYTE, peer, 2, world);
-        receive.wait();
-        send.wait();
-      })[0]);
+      rbc_samples.push_back(rbc_exchange(in.data(), out.data(), bytes, 2));
       mpi_samples.push_back(per_call(s, 1, round_trips_for(bytes), true, [&] {
         if (s.rank > 1) return;
         MPI_Request requests[2];
@@ -205,26 +209,20 @@ void rbc_costs(const Setup& s) {
   // continuation runs).
   {
     jquick::detail::RbcLayer layer(world, true);
-    const int peer = 1 - s.rank;
     double out = 1.0, in = 0.0;
+    const int bytes = static_cast<int>(sizeof out);
     std::vector<double> pool_samples, rbc_samples;
     for (int t = 0; t < trials; ++t) {
       pool_samples.push_back(per_call(s, 1, round_trips_for(8), true, [&] {
         if (s.rank > 1) return;
         jquick::detail::RbcPool pool;
         int received = -1;
-        layer.isend(pool, layer.root(), &out, 1, MPI_DOUBLE, peer, 3);
-        layer.irecv(pool, layer.root(), &in, 1, MPI_DOUBLE, peer, 3, [&](int, int count) { received = count; });
+        layer.isend(pool, layer.root(), &out, bytes, MPI_BYTE, peer, 3);
+        layer.irecv(pool, layer.root(), &in, bytes, MPI_BYTE, peer, 3, [&](int, int count) { received = count; });
         while (!pool.empty()) pool.progress();
-        if (received != 1) throw std::runtime_error("pool exchange: wrong count");
+        if (received != bytes) throw std::runtime_error("pool exchange: wrong count");
       })[0]);
-      rbc_samples.push_back(per_call(s, 1, round_trips_for(8), true, [&] {
-        if (s.rank > 1) return;
-        rbc::Request receive = rbc::irecv(&in, 1, MPI_DOUBLE, peer, 3, world);
-        rbc::Request send = rbc::isend(&out, 1, MPI_DOUBLE, peer, 3, world);
-        receive.wait();
-        send.wait();
-      })[0]);
+      rbc_samples.push_back(rbc_exchange(&in, &out, bytes, 3));
     }
     emit(s, "\"kind\":\"pool_exchange\",\"bytes\":8,\"operations\":2", pool_samples);
     emit(s, "\"kind\":\"pool_exchange_rbc\",\"bytes\":8", rbc_samples);

@@ -317,10 +317,16 @@ def param(value, unit, source):
     return {"value": value, "unit": unit, "source": source}
 
 
-def fit_profile(records, np, library, version, how):
+def by_kind(records):
+    """{kind: [record, ...]} in measurement order."""
     by = {}
     for r in records:
         by.setdefault(r["kind"], []).append(r)
+    return by
+
+
+def fit_profile(records, np, library, version, how):
+    by = by_kind(records)
     params = {}
     over = {op: {r["bytes"]: med(r) for r in by.get("overhead", []) if r["op"] == op}
             for op in ("send", "isend", "recv")}
@@ -571,10 +577,7 @@ def main(argv=None):
                 for seg in params.get(cp.LAT_FACTOR, {}).get("value", []):
                     seg[1] *= before / a["value"]
             sim_exchange = {r["bytes"]: med(r) for r in simulate(["rbc"]) if r["kind"] == "rbc_exchange_mpi"}
-            by_kind = {}
-            for r in real:
-                by_kind.setdefault(r["kind"], []).append(r)
-            message = fit_message(by_kind, {}, args.np, sim_exchange)
+            message = fit_message(by_kind(real), {}, args.np, sim_exchange)
             if message:
                 params["compute_message"] = message
             sim_comm = {(r["op"], r["p"]): med(r) for r in simulate(["comm"]) if r["kind"] == "comm"}

@@ -46,6 +46,11 @@ def pingpongs(records):
     return {r["bytes"]: statistics.median(r["samples"]) for r in records if r["kind"] == "pingpong"}
 
 
+def medians(records):
+    """{kind: median} of a simulation's records (one record per kind)."""
+    return {r["kind"]: statistics.median(r["samples"]) for r in records}
+
+
 class CalibratedModel(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -127,11 +132,11 @@ class CalibratedModel(unittest.TestCase):
         # A profile that measured them: each MPI_Wtime call and each datatype commit costs what
         # it says (smpi/wtime; charge_preload's MPI_Type_commit), and nothing when unset.
         _, records = self.simulate_with({"wtime": 4e-8, "type_create": 3e-7}, ["probe"])
-        by = {r["kind"]: statistics.median(r["samples"]) for r in records}
+        by = medians(records)
         self.check("MPI_Wtime", by["wtime"], 4e-8)
         self.check("datatype create + commit + free", by["type_create"], 3e-7)
         without, _ = simulate(self.profile["_path"], ["probe"])
-        uncharged = {r["kind"]: statistics.median(r["samples"]) for r in without}
+        uncharged = medians(without)
         self.assertLess(uncharged["type_create"], 3e-7 / FACTOR, "a commit is charged without type_create")
 
     def test_jquick_pool_charges_each_completed_operation(self):
@@ -141,8 +146,8 @@ class CalibratedModel(unittest.TestCase):
         charge = 1e-6
         _, plain = self.simulate_with({"compute_continuation": [0.0, 0.0]}, ["rbc"])
         _, charged = self.simulate_with({"compute_continuation": [charge, 0.0]}, ["rbc"])
-        before = {r["kind"]: statistics.median(r["samples"]) for r in plain}
-        after = {r["kind"]: statistics.median(r["samples"]) for r in charged}
+        before = medians(plain)
+        after = medians(charged)
         self.assertAlmostEqual(after["pool_exchange"] - before["pool_exchange"], 2 * charge, delta=1e-9)
         self.assertEqual(after["pool_exchange_rbc"], before["pool_exchange_rbc"])
 
@@ -151,8 +156,8 @@ class CalibratedModel(unittest.TestCase):
         # bytes: compute_reduce at 1 ns per byte adds 8.192 us to the call, nothing else does.
         _, plain = self.simulate_with({"compute_reduce": [0.0, 0.0]}, ["rbc"])
         _, charged = self.simulate_with({"compute_reduce": [0.0, 1e-9]}, ["rbc"])
-        before = {r["kind"]: statistics.median(r["samples"]) for r in plain}
-        after = {r["kind"]: statistics.median(r["samples"]) for r in charged}
+        before = medians(plain)
+        after = medians(charged)
         self.assertAlmostEqual(after["rbc_reduce"] - before["rbc_reduce"], 8192e-9, delta=1e-9)
         self.assertEqual(after["rbc_exchange"], before["rbc_exchange"])
 

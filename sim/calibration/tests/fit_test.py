@@ -16,6 +16,18 @@ def rec(kind, samples, **fields):
     return dict(kind=kind, samples=samples, **fields)
 
 
+OS, OR, ALPHA, BW = 2e-7, 1e-7, 3e-7, 5e9
+
+
+def link_records():
+    """Noise-free ping-pongs, overheads and probe costs of a link with OS, OR, ALPHA and BW."""
+    records = [rec("pingpong", [OS + OR + ALPHA + s / BW] * 3, bytes=s) for s in (0, 8, 1024, 65536)]
+    for s in (0, 256, 1024):
+        records += [rec("overhead", [OS], op="send", bytes=s), rec("overhead", [OS], op="isend", bytes=s),
+                    rec("overhead", [OR], op="recv", bytes=s)]
+    return records + [rec("iprobe", [5e-8]), rec("test", [2e-8])]
+
+
 class Fits(unittest.TestCase):
     def test_least_squares_recovers_a_line(self):
         a, b = calibrate.least_squares([1, 2, 3, 4], [3, 5, 7, 9])
@@ -202,16 +214,7 @@ class Fits(unittest.TestCase):
         # The machine's load changes between trials (MPI's own ping-pong from 0.2 to 2 us); RBC's
         # trials, taken right after, add 150 ns to each. The charge is that 150 ns, not a
         # difference of medians taken at different loads.
-        os_, or_, alpha, bw = 2e-7, 1e-7, 3e-7, 5e9
-        records = []
-        for s in (0, 8, 1024, 65536):
-            t = os_ + or_ + alpha + s / bw
-            records.append(rec("pingpong", [t, t, t], bytes=s))
-        for s in (0, 256, 1024):
-            records += [rec("overhead", [os_], op="send", bytes=s), rec("overhead", [os_], op="isend", bytes=s),
-                        rec("overhead", [or_], op="recv", bytes=s)]
-        records += [rec("iprobe", [5e-8]), rec("test", [2e-8]), rec("wtime", [3e-8, 2.5e-8, 9e-8]),
-                    rec("type_create", [1.6e-7])]
+        records = link_records() + [rec("wtime", [3e-8, 2.5e-8, 9e-8]), rec("type_create", [1.6e-7])]
         loads = [2e-7, 2e-6, 3e-7, 1.5e-6, 2e-7]
         for s in (0, 8, 64):
             records.append(rec("rbc_pingpong_mpi", loads, bytes=s))
@@ -263,15 +266,7 @@ class Fits(unittest.TestCase):
                    rec("pool_exchange_rbc", loads, bytes=8)]
         by = {r["kind"]: [r] for r in records}
         self.assertIsNone(calibrate.fit_message(by, {}, 2))
-        os_, or_, alpha, bw = 2e-7, 1e-7, 3e-7, 5e9
-        for s in (0, 8, 1024, 65536):
-            t = os_ + or_ + alpha + s / bw
-            records.append(rec("pingpong", [t, t, t], bytes=s))
-        for s in (0, 256, 1024):
-            records += [rec("overhead", [os_], op="send", bytes=s), rec("overhead", [os_], op="isend", bytes=s),
-                        rec("overhead", [or_], op="recv", bytes=s)]
-        records += [rec("iprobe", [5e-8]), rec("test", [2e-8])]
-        params, _ = calibrate.fit_profile(records, 2, "Open MPI", "4.1", "")
+        params, _ = calibrate.fit_profile(records + link_records(), 2, "Open MPI", "4.1", "")
         self.assertAlmostEqual(params["compute_continuation"]["value"][0], 8e-8, delta=1e-12)
         cp.validate({"schema": cp.SCHEMA, "name": "t", "machine": {}, "mpi": {}, "date": "", "parameters": params})
 
