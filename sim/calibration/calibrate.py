@@ -419,7 +419,15 @@ def fit_profile(records, np, library, version, how):
             f"calibrate rbc at np={np}: an 8-byte exchange through JQuick's RbcLayer and RbcPool (send, "
             "receive, continuation) minus the same exchange through RBC directly, trials alternating, "
             f"median of the pairwise differences, per completed operation ({operations} per exchange)")
-    if by.get("rbc_split"):
+    if by.get("rbc_split_alone") and by.get("rbc_split_alone_empty"):
+        params["compute_communicator"] = param(
+            [max(med(by["rbc_split_alone"][0]) - med(by["rbc_split_alone_empty"][0]), 0.0), 0.0],
+            "s: c0 + c1 * 1",
+            f"calibrate rbc at np={np}: one RangeComm split of the world made alone right after a "
+            "barrier and kept (as programs make them, between communications), median over rounds "
+            "minus the median of an empty timed interval (the clock, charged as wtime); local work, "
+            "no message")
+    elif by.get("rbc_split"):
         params["compute_communicator"] = param(
             [med(by["rbc_split"][0]), 0.0], "s: c0 + c1 * 1",
             f"calibrate rbc at np={np}: median time of one RangeComm split of the world, created and "

@@ -270,6 +270,17 @@ class Fits(unittest.TestCase):
         self.assertAlmostEqual(params["compute_continuation"]["value"][0], 8e-8, delta=1e-12)
         cp.validate({"schema": cp.SCHEMA, "name": "t", "machine": {}, "mpi": {}, "date": "", "parameters": params})
 
+    def test_split_charge_is_a_lone_split_minus_the_clock(self):
+        loop = rec("rbc_split", [6e-8] * 5, p=2)
+        alone = rec("rbc_split_alone", [8e-8, 1.2e-7, 1.3e-7, 1.25e-7, 9e-8], p=2)
+        empty = rec("rbc_split_alone_empty", [2e-8, 2.2e-8, 2.5e-8, 2.2e-8, 3e-8], p=2)
+        params, _ = calibrate.fit_profile([loop, alone, empty] + link_records(), 2, "Open MPI", "4.1", "")
+        self.assertAlmostEqual(params["compute_communicator"]["value"][0], 1.2e-7 - 2.2e-8, delta=1e-12)
+        self.assertIn("alone", params["compute_communicator"]["source"])
+        # Older profiles hold only the loop of splits.
+        params, _ = calibrate.fit_profile([loop] + link_records(), 2, "Open MPI", "4.1", "")
+        self.assertAlmostEqual(params["compute_communicator"]["value"][0], 6e-8, delta=1e-12)
+
     def test_creation_charge_is_real_minus_simulated(self):
         real = {("create_group", p): 2e-6 + 1e-6 * math.log2(p) for p in (2, 4, 8)}
         sim = {k: 0.5e-6 for k in real}
