@@ -39,10 +39,13 @@ IBM_SPLIT_PER_RANK = 14e-9
 LARGE = {"bcast": "binomial_tree", "reduce": "binomial", "allreduce": "rdb", "barrier": "ompi_recursivedoubling",
          "allgather": "rdb", "allgatherv": "mpich_rdb", "gather": "ompi_binomial", "scatter": "ompi_binomial",
          "alltoall": "bruck", "alltoallv": "ompi", "reduce_scatter": "mpich_rdb"}
-# RBC's own work per message beyond the MPI library's: c0 + c1 * payload bytes copied into the
-# envelope's buffer. The seeds give none; this is today's RBC on the development VM
-# (dev-2core, `./janus calibrate --np 2` at 2838574: 0.272 us + 0.21 ns/B).
-RBC_MESSAGE = [2.72e-7, 2.1e-10]
+# RBC's own work per message beyond the MPI library's: c0 + c1 * payload bytes. The seeds give
+# none. This is today's RBC on the development VM: in dev-2core's samples (`./janus calibrate
+# --np 2` at 2838574), RBC's exchange minus MPI's exchange of the same wire bytes, both real,
+# trials alternating; medians of the pairwise differences at 0 B to 4 KiB, least squares.
+# (dev-2core's own compute_message also holds what a real MPI exchange costs beyond SMPI's
+# price for it; that part is MPI's, so it is left out here.)
+RBC_MESSAGE = [1.62e-7, 4.0e-11]
 ASSUMED_OVERHEAD = ("assumed: 0.2 us below 512 B and 1.75 us from 512 B, the per-message overheads measured on a "
                     "16-core Xeon node with Open MPI 4.1.6 (reference-node-16c.md); the seeds give none")
 
@@ -60,8 +63,10 @@ def common(alpha, alpha_src, bw, bw_src, library):
                  "assumed: as os; MPI_Isend costs its caller what MPI_Send does (Open MPI 4.1 on the development "
                  "machine: 85 against 84 ns below 512 B). RBC's own work per message is compute_message"),
         "compute_message": p(RBC_MESSAGE, "s: c0 + c1 * payload bytes",
-                             "assumed: RBC's own work per message beyond MPI's, measured on the development machine "
-                             "(dev-2core, ./janus calibrate --np 2, Open MPI 4.1.4, at 2838574); the seeds give none"),
+                             "assumed: RBC's own work per message beyond MPI's, measured on the development machine: "
+                             "RBC's real exchange minus MPI's real exchange of the same wire bytes, 0 B to 4 KiB "
+                             "(dev-2core samples, ./janus calibrate --np 2, Open MPI 4.1.4, at 2838574), least "
+                             "squares; the seeds give none"),
         "iprobe": p(4.2e-8, "s", "assumed: MPI_Iprobe of Open MPI 4.1 on the development machine; the seeds give none"),
         "test": p(2.5e-8, "s", "assumed: MPI_Test of Open MPI 4.1 on the development machine; the seeds give none"),
         "node_alpha": p(0.3e-6, "s", "assumed: typical shared-memory MPI latency (platforms/platformgen.py); the seeds give none"),
