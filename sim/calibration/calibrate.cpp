@@ -233,9 +233,10 @@ void rbc_costs(const Setup& s) {
   if (members == 0) throw std::runtime_error("rbc split: empty communicators");
   emit(s, "\"kind\":\"rbc_split\",\"p\":" + std::to_string(s.size), splits);
   // A split as programs make one: alone, right after communication (bench comm_create, and the
-  // sorts between their levels), its result kept. Here it cost 105-110 ns against 63 ns in a loop
-  // of splits, whose code and data stay in cache. Each trial also times an empty interval, the
-  // clock's own part, which the simulation charges as smpi/wtime.
+  // sorts between their levels), its result kept. On the development VM its median was 102-123
+  // ns, the clock included, against 64-66 ns in a loop of splits, whose code and data stay in
+  // cache. Each trial also times an empty interval, the clock's own part (22-23 ns there), which
+  // the simulation charges as smpi/wtime.
   {
     std::vector<rbc::RangeComm> kept;
     kept.reserve(1);
