@@ -8,6 +8,8 @@
 //   bcast        blocking broadcast of --bytes from rank 0 (np >= 2)
 //   jquick       jquick::sort of --bytes / 8 uniform doubles per rank on RBC, the copy of the input
 //                included (np >= 2; no MPI twin)
+//   hypercube    hypercube::sort_rbc of the same input (np >= 2): the baseline's local work, for
+//                the sum over ranks that oversubscribed runs pay
 //
 // Usage: overhead_mpi CASE BYTES ITERATIONS
 #include <mpi.h>
@@ -20,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "hypercube/hypercube.hpp"
 #include "inputs/inputs.hpp"
 #include "jquick/jquick.hpp"
 #include "rbc/collectives.hpp"
@@ -102,6 +105,14 @@ COUNTED void rbc_jquick(int iterations, const std::vector<double>& input, const 
   }
 }
 
+template <bool Counted>
+COUNTED void rbc_hypercube(int iterations, const std::vector<double>& input, const rbc::RangeComm& comm) {
+  for (int i = 0; i < iterations; ++i) {
+    std::vector<double> data = input;
+    hypercube::sort_rbc(data, comm, hypercube::Options{}, std::less<double>());
+  }
+}
+
 void run(const std::string& name, int bytes, int iterations) {
   int me = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
@@ -124,16 +135,21 @@ void run(const std::string& name, int bytes, int iterations) {
     mpi_bcast<false>(10, out, MPI_COMM_WORLD);
     rbc_bcast<true>(iterations, out, world);
     mpi_bcast<true>(iterations, out, MPI_COMM_WORLD);
-  } else if (name == "jquick") {
+  } else if (name == "jquick" || name == "hypercube") {
     inputs::Params params;
     params.rank = me;
     params.p = world.size();
     params.n_per_pe = static_cast<std::uint64_t>(bytes / 8);
     const std::vector<double> input = inputs::generate<double>(inputs::Distribution::kUniform, params);
-    rbc_jquick<false>(5, input, world);
-    rbc_jquick<true>(iterations, input, world);
+    if (name == "jquick") {
+      rbc_jquick<false>(5, input, world);
+      rbc_jquick<true>(iterations, input, world);
+    } else {
+      rbc_hypercube<false>(5, input, world);
+      rbc_hypercube<true>(iterations, input, world);
+    }
   } else {
-    throw std::runtime_error("unknown case '" + name + "' (send_recv, isend_irecv, bcast, jquick)");
+    throw std::runtime_error("unknown case '" + name + "' (send_recv, isend_irecv, bcast, jquick, hypercube)");
   }
 }
 
