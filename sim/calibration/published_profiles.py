@@ -46,6 +46,34 @@ LARGE = {"bcast": "binomial_tree", "reduce": "binomial", "allreduce": "rdb", "ba
 # (dev-2core's own compute_message also holds what a real MPI exchange costs beyond SMPI's
 # price for it; that part is MPI's, so it is left out here.)
 RBC_MESSAGE = [1.62e-7, 4.0e-11]
+# The local kernels of today's code (core/localsort, JQuick's partition and copies, hypercube
+# quicksort's reshuffle and merges) as the development VM runs them: dev-2core's segments
+# (`./janus calibrate --np 2` at 2838574, Open MPI 4.1.4, both cores busy), rounded to three
+# digits. A literal, like RBC_MESSAGE, so that recalibrating the VM does not silently move these
+# profiles. Until 2026-11-25 both profiles charged 13 ns * m log2 m to the sort and nothing to the
+# other kernels: the reference node's residual after communication for d52cd7d's sorts, about
+# 12x today's sort kernel, and no price at all for the merges of hypercube quicksort or of a
+# gathered base case. MPI_Reduce_local is left out (compute_reduce 0): SMPI charges its own
+# collectives' reductions nothing, so RBC's are not charged either.
+KERNELS = {
+    "sort": [[0, 3.44e-09, 2e-09], [16, 1.31e-07, 2.87e-09], [256, 5.83e-06, 9.78e-10], [4096, 5.19e-05, 8.96e-10],
+             [65536, 0.000947, 1.03e-09]],
+    "partition": [[0, 9.63e-09, 5.33e-10], [16, 1.82e-08, 5.77e-10], [256, 1.57e-07, 5.02e-10],
+                  [4096, 2.08e-06, 5.65e-10], [65536, 3.68e-05, 5.95e-10]],
+    "select": [[0, 4.29e-09, 1.13e-08], [16, 1.85e-07, 7.65e-09], [256, 2.02e-06, 7.13e-09], [4096, 2.94e-05, 6.68e-09],
+               [65536, 0.00044, 7.2e-09]],
+    "merge": [[0, 2.74e-08, 3.71e-09], [16, 8.67e-08, 1.27e-09], [256, 3.92e-07, 1.16e-09], [4096, 4.85e-06, 1.15e-09],
+              [65536, 7.57e-05, 1.35e-09]],
+    "copy": [[0, 2.96e-08, 0.0], [16, 2.96e-08, 4.35e-11], [256, 4e-08, 1.71e-10], [4096, 6.95e-07, 1.57e-10],
+             [65536, 1.03e-05, 6.22e-10]],
+    "shuffle": [[0, 1.6e-08, 3.63e-09], [16, 7.41e-08, 2.94e-09], [256, 7.8e-07, 2.94e-09], [4096, 1.21e-05, 2.94e-09],
+                [65536, 0.000193, 4.09e-09]],
+}
+KERNEL_UNITS = {k: "[[from n, s, s per unit of n log2 n beyond it], ...]" if k == "sort"
+                else "[[from n, s, s per unit of n beyond it], ...]" for k in KERNELS}
+KERNELS_SOURCE = ("assumed: today's kernels on the development machine (dev-2core, ./janus calibrate --np 2 at "
+                  "2838574, Open MPI 4.1.4, median per call on doubles with both cores busy); the seeds give no "
+                  "local times for the machine")
 ASSUMED_OVERHEAD = ("assumed: 0.2 us below 512 B and 1.75 us from 512 B, the per-message overheads measured on a "
                     "16-core Xeon node with Open MPI 4.1.6 (reference-node-16c.md); the seeds give none")
 
@@ -76,11 +104,7 @@ def common(alpha, alpha_src, bw, bw_src, library):
         "collectives": p(dict(LARGE), "SMPI algorithm per collective",
                          f"{library}'s choices are not in the seeds; explicit O(log p) algorithms keep 2^15-rank "
                          "simulations affordable (SMPI's vendor selectors probe the node layout in O(p^2))"),
-        "compute_sort": p([0.0, 13e-9], "s: c0 + c1 * n log2 n",
-                          "assumed: 13 ns * m log2 m, the local computation of the sorts on a 16-core Xeon node "
-                          "(reference-node-16c.md), for lack of a figure from the machine"),
-        **{f"compute_{k}": p([0.0, 0.0], "s: c0 + c1 * n", "folded into compute_sort")
-           for k in ("partition", "select", "merge", "copy")},
+        **{f"compute_{k}": p(v, KERNEL_UNITS[k], KERNELS_SOURCE) for k, v in KERNELS.items()},
     }
 
 
