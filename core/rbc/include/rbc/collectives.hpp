@@ -17,7 +17,7 @@ namespace rbc {
 // The algorithm depends on the collective, the vector's size and p (rbc::algorithm names it):
 // binomial trees for the rooted ones; recursive doubling for short vectors and, on up to 16
 // ranks, for scans and mid-size allreduces; recursive halving + doubling for long allreduces;
-// a dissemination barrier. A blocking call on a rank with no other RBC operation in flight on
+// a recursive-doubling barrier. A blocking call on a rank with no other RBC operation in flight on
 // the MPI communicator runs without a request (the same messages, fewer allocations and no
 // wait loop).
 
