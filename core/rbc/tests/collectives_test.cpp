@@ -790,6 +790,9 @@ int main(int argc, char** argv) {
                 std::string("recursive halving + doubling (Rabenseifner)"), "32 KiB, 2 ranks");
     check.equal(rbc::algorithm("allreduce", 100, MPI_DOUBLE, 1), std::string("recursive doubling"), "1 rank");
     check.equal(rbc::algorithm("scan", 1 << 20, MPI_DOUBLE, 16), std::string("recursive doubling"), "scan, 16");
+    check.equal(rbc::algorithm("scan", 16, MPI_DOUBLE, 1024), std::string("recursive doubling (butterfly)"),
+                "scan, 128 B");
+    check.equal(rbc::algorithm("exscan", 17, MPI_DOUBLE, 1024), std::string("recursive doubling"), "exscan, 136 B");
     check.equal(rbc::algorithm("scan", 1 << 20, MPI_DOUBLE, 17), std::string("binomial tree (up-down sweep)"),
                 "scan, 17");
     check.throws<rbc::Error>([] { rbc::algorithm("alltoall", 1, MPI_DOUBLE, 4); }, "unknown collective", "unknown name");

@@ -1,5 +1,5 @@
 // MPI_IN_PLACE for every collective that takes it, on the paths each algorithm has: short
-// vectors (recursive doubling, dissemination) and long ones (trees), commutative and
+// vectors (recursive doubling) and long ones (trees), commutative and
 // non-commutative operations, gathers assembled in the receive buffer or packed.
 #include <mpi.h>
 
@@ -106,8 +106,9 @@ int main(int argc, char** argv) {
     const rbc::RangeComm world = rbc::RangeComm::from_mpi(MPI_COMM_WORLD);
     MPI_Op left;
     MPI_Op_create(&leftmost, 0, &left);
-    // 3 elements go by recursive doubling, 1000 (8000 bytes) by the trees (above two ranks).
-    for (int n : {1, 3, 1000}) {
+    // Scans: 1 and 3 elements go on the butterfly, 40 (320 bytes) by Hillis and Steele, 1000
+    // (8000 bytes) by the trees (above 16 ranks); the other reductions double up to 4 KiB.
+    for (int n : {1, 3, 40, 1000}) {
       reductions(check, world, left, n);
       gathers(check, world, n);
     }
