@@ -704,77 +704,108 @@ class ScanTotalDoubling final : public Collective {
   int partner_ = -1;
 };
 
-// Inclusive and exclusive scans of vectors up to kButterflyScanBytes by recursive doubling on the
-// butterfly (as MPICH's): in round k rank r swaps the combination of its aligned block of 2^k ranks with
-// partner r ^ 2^k; a block from the left also goes in front of r's result. A partner past p is
-// skipped: its block holds no rank that r or anyone it sends to later needs, so any p works
-// without a fold, in ceil(log2 p) rounds of one message each way. The partners r ^ 2^k are the
+// Inclusive and exclusive scans of vectors up to kButterflyScanBytes by recursive doubling on
+// the butterfly (MPICH's scheme): in round k rank r and partner r ^ 2^k swap the combinations of
+// their aligned blocks of 2^k ranks, and a block from the left also goes in front of r's result.
+// A partner past p is skipped: its block holds no rank that r or anyone it sends to later needs,
+// so any p works without a fold, in ceil(log2 p) rounds. The left member of a pair gets the right
+// one's block only if it has rounds to come (on two ranks: one message). The partners are the
 // nearest first (on one node in a block placement), where Hillis and Steele's r + 2^k cross node
 // and switch boundaries in every round (simulated supermuc, one double: 16.4 against 25.9 us at
-// 1024 ranks, 7.1 against 9.5 at 64). Every rank sends in every round, though: from 32 doubles
-// at 256 ranks the shared links make Hillis and Steele's fewer messages the faster.
+// 1024 ranks, 7.1 against 9.5 at 64). Most ranks send in every round, though: from 32 doubles at
+// 256 ranks the shared links make Hillis and Steele's fewer messages the faster.
 class ScanButterfly final : public Collective {
  public:
   ScanButterfly(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, bool exclusive,
-               const RangeComm& comm)
+                const RangeComm& comm)
       : Collective(comm, exclusive ? detail::Kind::exscan : detail::Kind::scan, -1, count),
         recvbuf_(recvbuf),
         count_(count),
         info_(type),
         op_(op),
         commutative_(commutative(op)),
-        exclusive_(exclusive) {
+        have_result_(!exclusive) {
     const void* input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-    if (comm.size() > 1) {
-      block_ = TypedBuffer(scratch(), info_, count);
-      incoming_ = TypedBuffer(scratch(), info_, count);
-      detail::copy_elements(input, block_.get(), count, info_);
-      partial_ = block_.get();
-      spare_ = incoming_.get();
-    }
+    partial_ = input;
+    // The result grows in recvbuf, so an input there needs a copy of its own for the block.
+    if (input == recvbuf && comm.size() > 1) writable_partial();
     if (!exclusive && input != recvbuf) detail::copy_elements(input, recvbuf, count, info_);
-    have_result_ = !exclusive;
   }
 
  private:
-  // Whether a round from mask_ on has a partner: then the block's combination is still needed.
-  bool sends_later() const {
-    for (int mask = mask_; mask < comm().size(); mask *= 2) {
-      if ((comm().rank() ^ mask) < comm().size()) return true;
+  // Whether `rank` has a partner in a round from `mask` on: then it needs its block's combination.
+  bool sends_from(int rank, int mask) const {
+    for (; mask < comm().size(); mask *= 2) {
+      if ((rank ^ mask) < comm().size()) return true;
     }
     return false;
   }
 
+  // Two scratch buffers, taken when first needed: the block's combination and what arrives.
+  void* own(TypedBuffer& buffer) {
+    if (!taken(buffer)) {
+      buffer = TypedBuffer(scratch(), info_, count_);
+      (&buffer == &a_ ? a_taken_ : b_taken_) = true;
+    }
+    return buffer.get();
+  }
+  bool taken(const TypedBuffer& buffer) const { return &buffer == &a_ ? a_taken_ : b_taken_; }
+  bool is_own(const void* p) { return (a_taken_ && p == a_.get()) || (b_taken_ && p == b_.get()); }
+
+  // The block's combination in a buffer of this operation's, not the one a block is arriving in
+  // (the input is never written).
+  void* writable_partial() {
+    if (is_own(partial_)) return const_cast<void*>(partial_);
+    void* into = a_taken_ && a_.get() == incoming_ ? own(b_) : own(a_);
+    detail::copy_elements(partial_, into, count_, info_);
+    partial_ = into;
+    return into;
+  }
+
+  // A buffer of this operation's that does not hold the block's combination.
+  void* spare() { return a_taken_ && partial_ == a_.get() ? own(b_) : own(a_); }
+
   void absorb() {
-    const bool later = sends_later();
+    const bool later = sends_from(comm().rank(), mask_);
     if (partner_ < comm().rank()) {
       // The block on the left: in front of the result and of the block's combination.
-      const void* arrived = direct_ ? recvbuf_ : spare_;
-      if (!direct_) reduce_local(spare_, recvbuf_, count_, info_, op_);
+      if (!direct_) reduce_local(incoming_, recvbuf_, count_, info_, op_);
       have_result_ = true;
-      if (later) reduce_local(arrived, partial_, count_, info_, op_);
-    } else if (later) {
-      // The block on the right: behind the block's combination only.
-      if (commutative_) {
-        reduce_local(spare_, partial_, count_, info_, op_);
-      } else {
-        reduce_local(partial_, spare_, count_, info_, op_);
-        std::swap(partial_, spare_);
-      }
+      if (later) reduce_local(direct_ ? recvbuf_ : incoming_, writable_partial(), count_, info_, op_);
+    } else if (commutative_) {
+      reduce_local(incoming_, writable_partial(), count_, info_, op_);
+    } else {
+      // The block on the right: behind the block's combination, which moves to where it arrived.
+      reduce_local(partial_, incoming_, count_, info_, op_);
+      partial_ = incoming_;
     }
   }
 
   void step() override {
-    if (partner_ >= 0) absorb();
+    if (receiving_) absorb();
+    receiving_ = false;
+    incoming_ = nullptr;
     const int me = comm().rank();
     while (mask_ < comm().size()) {
       partner_ = me ^ mask_;
       mask_ *= 2;
       if (partner_ >= comm().size()) continue;
-      send(partial_, count_, info_.type, partner_, detail::kUp);
-      // An exclusive scan's first block from the left is its result so far: straight into recvbuf.
-      direct_ = partner_ < me && !have_result_;
-      receive(direct_ ? recvbuf_ : spare_, count_, info_.type, partner_, detail::kUp);
+      // Only a left member with rounds to come needs the right one's block.
+      const int left = std::min(me, partner_);
+      const bool left_needs = sends_from(left, mask_);
+      if (me < partner_) {
+        send(partial_, count_, info_.type, partner_, detail::kUp);
+        if (!left_needs) continue;
+        incoming_ = spare();
+        direct_ = false;
+      } else {
+        if (left_needs) send(partial_, count_, info_.type, partner_, detail::kUp);
+        // An exclusive scan's first block from the left is its result so far: straight into recvbuf.
+        direct_ = !have_result_;
+        incoming_ = direct_ ? recvbuf_ : spare();
+      }
+      receive(incoming_, count_, info_.type, partner_, detail::kUp);
+      receiving_ = true;
       return;
     }
     finish();
@@ -785,13 +816,15 @@ class ScanButterfly final : public Collective {
   TypeInfo info_;
   MPI_Op op_;
   bool commutative_;
-  bool exclusive_;
-  bool have_result_ = false;  // recvbuf holds a result (an exclusive scan's only once a block came)
-  bool direct_ = false;       // this round's block arrives in recvbuf
-  TypedBuffer block_;
-  TypedBuffer incoming_;
-  void* partial_ = nullptr;  // the combination of this rank's aligned block so far
-  void* spare_ = nullptr;    // where the partner's block arrives
+  bool have_result_;          // recvbuf holds a result (an exclusive scan's only once a block came)
+  bool receiving_ = false;    // a block is on its way into incoming_
+  bool direct_ = false;       // it arrives in recvbuf
+  TypedBuffer a_;
+  TypedBuffer b_;
+  bool a_taken_ = false;
+  bool b_taken_ = false;
+  const void* partial_;       // the combination of this rank's aligned block so far
+  void* incoming_ = nullptr;  // where the partner's block arrives
   int mask_ = 1;
   int partner_ = -1;
 };
