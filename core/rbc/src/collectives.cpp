@@ -64,8 +64,11 @@ bool doubling(MPI_Datatype type, int count, int p) {
 // by Hillis and Steele (ScanDoubling) or the tree: simulated supermuc, the butterfly was ahead
 // up to 16 doubles at 256 ranks and 64 at 1024, behind from 32 at 256.
 constexpr long long kButterflyScanBytes = 128;
-bool butterfly_scan(MPI_Datatype type, int count) {
-  return static_cast<long long>(TypeInfo(type).size) * count <= kButterflyScanBytes;
+enum class ScanAlgorithm { butterfly, doubling, tree };
+ScanAlgorithm scan_algorithm(MPI_Datatype type, int count, int p) {
+  if (static_cast<long long>(TypeInfo(type).size) * count <= kButterflyScanBytes) return ScanAlgorithm::butterfly;
+  if (doubling(type, count, p)) return ScanAlgorithm::doubling;
+  return ScanAlgorithm::tree;
 }
 
 // Allreduce of long vectors by halving and doubling (AllreduceHalving), once every participant
@@ -742,28 +745,31 @@ class ScanButterfly final : public Collective {
   }
 
   // Two scratch buffers, taken when first needed: the block's combination and what arrives.
-  void* own(TypedBuffer& buffer) {
-    if (!taken(buffer)) {
-      buffer = TypedBuffer(scratch(), info_, count_);
-      (&buffer == &a_ ? a_taken_ : b_taken_) = true;
+  struct Slot {
+    TypedBuffer buffer;
+    bool taken = false;
+  };
+  void* take(Slot& slot) {
+    if (!slot.taken) {
+      slot.buffer = TypedBuffer(scratch(), info_, count_);
+      slot.taken = true;
     }
-    return buffer.get();
+    return slot.buffer.get();
   }
-  bool taken(const TypedBuffer& buffer) const { return &buffer == &a_ ? a_taken_ : b_taken_; }
-  bool is_own(const void* p) { return (a_taken_ && p == a_.get()) || (b_taken_ && p == b_.get()); }
+  static bool holds(Slot& slot, const void* p) { return slot.taken && slot.buffer.get() == p; }
 
   // The block's combination in a buffer of this operation's, not the one a block is arriving in
   // (the input is never written).
   void* writable_partial() {
-    if (is_own(partial_)) return const_cast<void*>(partial_);
-    void* into = a_taken_ && a_.get() == incoming_ ? own(b_) : own(a_);
+    if (holds(a_, partial_) || holds(b_, partial_)) return const_cast<void*>(partial_);
+    void* into = holds(a_, incoming_) ? take(b_) : take(a_);
     detail::copy_elements(partial_, into, count_, info_);
     partial_ = into;
     return into;
   }
 
   // A buffer of this operation's that does not hold the block's combination.
-  void* spare() { return a_taken_ && partial_ == a_.get() ? own(b_) : own(a_); }
+  void* spare() { return holds(a_, partial_) ? take(b_) : take(a_); }
 
   void absorb() {
     const bool later = sends_from(comm().rank(), mask_);
@@ -819,10 +825,8 @@ class ScanButterfly final : public Collective {
   bool have_result_;          // recvbuf holds a result (an exclusive scan's only once a block came)
   bool receiving_ = false;    // a block is on its way into incoming_
   bool direct_ = false;       // it arrives in recvbuf
-  TypedBuffer a_;
-  TypedBuffer b_;
-  bool a_taken_ = false;
-  bool b_taken_ = false;
+  Slot a_;
+  Slot b_;
   const void* partial_;       // the combination of this rank's aligned block so far
   void* incoming_ = nullptr;  // where the partner's block arrives
   int mask_ = 1;
@@ -1380,16 +1384,17 @@ class Barrier final : public Collective {
  private:
   void step() override {
     const int me = comm().rank();
-    if (!started_) {
-      started_ = true;
+    if (state_++ == 0) {
       if (fly_.folded_in()) {
         send(&token_, 0, MPI_BYTE, me + 1, detail::kUp);
         receive(&incoming_, 0, MPI_BYTE, me + 1, detail::kDown);
         finish();
-      } else if (fly_.folds()) {
-        receive(&incoming_, 0, MPI_BYTE, me - 1, detail::kUp);
+        return;
       }
-      if (fly_.folded_in() || fly_.folds()) return;
+      if (fly_.folds()) {
+        receive(&incoming_, 0, MPI_BYTE, me - 1, detail::kUp);
+        return;
+      }
     }
     const int partner = fly_.next_partner();
     if (partner >= 0) {
@@ -1402,7 +1407,6 @@ class Barrier final : public Collective {
   }
 
   Butterfly fly_{comm().size(), comm().rank()};
-  bool started_ = false;
   char token_ = 0;
   char incoming_ = 0;
 };
@@ -1490,14 +1494,25 @@ void allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
 }
 
 namespace {
+// Scan and exscan: the algorithm scan_algorithm picks (rbc::algorithm names the same choice).
+Request start_scan(Launch launch, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                   bool exclusive, const RangeComm& comm) {
+  switch (scan_algorithm(type, count, comm.size())) {
+    case ScanAlgorithm::butterfly:
+      return start<ScanButterfly>(launch, comm, sendbuf, recvbuf, count, type, op, exclusive, comm);
+    case ScanAlgorithm::doubling:
+      return start<ScanDoubling>(launch, comm, sendbuf, recvbuf, count, type, op, exclusive, comm);
+    case ScanAlgorithm::tree:
+      break;
+  }
+  return start<Scan>(launch, comm, sendbuf, recvbuf, nullptr, count, type, op,
+                     exclusive ? ScanKind::kExclusive : ScanKind::kInclusive, comm);
+}
+
 Request scan_call(Launch launch, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                   const RangeComm& comm) {
   check_reduction("scan", count, type, op);
-  if (butterfly_scan(type, count))
-    return start<ScanButterfly>(launch, comm, sendbuf, recvbuf, count, type, op, false, comm);
-  if (doubling(type, count, comm.size()))
-    return start<ScanDoubling>(launch, comm, sendbuf, recvbuf, count, type, op, false, comm);
-  return start<Scan>(launch, comm, sendbuf, recvbuf, nullptr, count, type, op, ScanKind::kInclusive, comm);
+  return start_scan(launch, sendbuf, recvbuf, count, type, op, false, comm);
 }
 }  // namespace
 
@@ -1513,11 +1528,7 @@ namespace {
 Request exscan_call(Launch launch, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                     const RangeComm& comm) {
   check_reduction("exscan", count, type, op);
-  if (butterfly_scan(type, count))
-    return start<ScanButterfly>(launch, comm, sendbuf, recvbuf, count, type, op, true, comm);
-  if (doubling(type, count, comm.size()))
-    return start<ScanDoubling>(launch, comm, sendbuf, recvbuf, count, type, op, true, comm);
-  return start<Scan>(launch, comm, sendbuf, recvbuf, nullptr, count, type, op, ScanKind::kExclusive, comm);
+  return start_scan(launch, sendbuf, recvbuf, count, type, op, true, comm);
 }
 }  // namespace
 
@@ -1703,8 +1714,14 @@ std::string algorithm(const std::string& collective, int count, MPI_Datatype typ
     return "binomial tree reduce + broadcast";
   }
   if (collective == "scan" || collective == "exscan") {
-    if (butterfly_scan(type, count)) return "recursive doubling (butterfly)";
-    if (doubling(type, count, p)) return "recursive doubling";
+    switch (scan_algorithm(type, count, p)) {
+      case ScanAlgorithm::butterfly:
+        return "recursive doubling (butterfly)";
+      case ScanAlgorithm::doubling:
+        return "recursive doubling";
+      case ScanAlgorithm::tree:
+        break;
+    }
     return "binomial tree (up-down sweep)";
   }
   if (collective == "scan_and_bcast") {
