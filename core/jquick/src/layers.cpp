@@ -253,6 +253,12 @@ void RbcLayer::scan_and_bcast_now(const Comm& comm, const long long* send, long 
   rbc::scan_and_bcast(send, prefix, total, count, MPI_LONG_LONG, MPI_SUM, comm);
 }
 
+void RbcLayer::allgather(Pool& pool, const Comm& comm, const long long* send, long long* recv,
+                         int count, Done done) {
+  pool.add(rbc::iallgather(send, count, MPI_LONG_LONG, recv, count, MPI_LONG_LONG, comm),
+           [done = std::move(done)](const rbc::Status*) { done(); });
+}
+
 void RbcLayer::isend(Pool& pool, const Comm& comm, const void* buf, int count, MPI_Datatype type,
                      int dest, int tag) {
   if (channel_.is_member()) {
@@ -413,6 +419,14 @@ void MpiLayer::scan_and_bcast_now(const Comm& comm, const long long* send, long 
   check_mpi(MPI_Scan(send, prefix, count, MPI_LONG_LONG, MPI_SUM, comm.comm), "MPI_Scan");
   if (comm.rank == comm.size - 1) std::copy(prefix, prefix + count, total);
   check_mpi(MPI_Bcast(total, count, MPI_LONG_LONG, comm.size - 1, comm.comm), "MPI_Bcast");
+}
+
+void MpiLayer::allgather(Pool& pool, const Comm& comm, const long long* send, long long* recv,
+                         int count, Done done) {
+  MPI_Request request;
+  check_mpi(MPI_Iallgather(send, count, MPI_LONG_LONG, recv, count, MPI_LONG_LONG, comm.comm, &request),
+            "MPI_Iallgather");
+  pool.add(request, [done = std::move(done)](const MPI_Status&) { done(); });
 }
 
 void MpiLayer::isend(Pool& pool, const Comm& comm, const void* buf, int count, MPI_Datatype type,

@@ -6,7 +6,7 @@
 //   Comm                      a group communicator (value type)
 //   Pool                      the pending nonblocking operations of one PE; progress() blocks
 //                             until at least one completes and runs its continuation
-//   gather_merge, allgather_merge, bcast, scan_and_bcast, isend, irecv
+//   gather_merge, allgather_merge, bcast, scan_and_bcast, allgather, isend, irecv
 //                             start an operation in a Pool; the continuation runs on completion
 //   scan_and_bcast_now        the same scan, blocking (the sort's first and last agreement, when
 //                             nothing else is in flight: no pool, request or continuation)
@@ -141,6 +141,9 @@ class RbcLayer {
                       long long* total, int count, Done done);
   static void scan_and_bcast_now(const Comm& comm, const long long* send, long long* prefix,
                                  long long* total, int count);
+  // Every member's `count` long longs, in rank order, to every member (rbc::iallgather).
+  void allgather(Pool& pool, const Comm& comm, const long long* send, long long* recv, int count,
+                 Done done);
   void isend(Pool& pool, const Comm& comm, const void* buf, int count, MPI_Datatype type,
              int dest, int tag);
   void irecv(Pool& pool, const Comm& comm, void* buf, int count, MPI_Datatype type, int source,
@@ -203,6 +206,9 @@ class MpiLayer {
   // MPI_Scan, then MPI_Bcast of the last rank's prefix.
   static void scan_and_bcast_now(const Comm& comm, const long long* send, long long* prefix,
                                  long long* total, int count);
+  // MPI_Iallgather.
+  void allgather(Pool& pool, const Comm& comm, const long long* send, long long* recv, int count,
+                 Done done);
   void isend(Pool& pool, const Comm& comm, const void* buf, int count, MPI_Datatype type,
              int dest, int tag);
   void irecv(Pool& pool, const Comm& comm, void* buf, int count, MPI_Datatype type, int source,

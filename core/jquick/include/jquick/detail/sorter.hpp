@@ -18,8 +18,10 @@
 // scan-and-broadcast of (small, large) counts gives every PE the target indices of its small
 // elements (in [gb, gb + s)) and large ones (in [gb + s, ge)), each target PE taking its share
 // from the group's first and second half in proportion (stream_split.hpp), so about half of
-// each PE's data stays where it is; it also carries a flag (comp(x, x) was true for a member's
-// sample), after which the group gives up the task once (4) is done. (4) Data are sent with
+// each PE's data stays where it is. Groups of at most 32 PEs allgather the counts instead, and
+// every PE keeps what its own share holds (greedy_plan): fewer pieces per PE. Either carries a
+// flag (comp(x, x) was true for a member's sample), after which the group gives up the task
+// once (4) is done. (4) Data are sent with
 // nonblocking sends to the owners of those indices; each PE receives with ANY_SOURCE until its share has
 // arrived, then orders the received pieces by (kind, source), so the layout (and with it the
 // next level's tie-break) is deterministic. (5) The children [gb, gb+s) and [gb+s, ge) get
@@ -384,10 +386,12 @@ class Sorter {
     std::vector<Sample> inherited;  // the parent's samples that fell into this task, in order
     Sample pivot{};
     // (small, large, whether this PE's samples showed comp(x, x) true, and small and large
-    // again from the PEs of stream 0 only); scanned over the group.
+    // again from the PEs of stream 0 only); scanned over the group, or (small groups, see
+    // gathers_counts) the first three gathered from every member into `gathered_counts`.
     long long counts[5] = {0, 0, 0, 0, 0};
     long long prefix[5] = {0, 0, 0, 0, 0};
     long long totals[5] = {0, 0, 0, 0, 0};
+    std::vector<long long> gathered_counts;
     Region regions[2];
     bool degenerate = false;
     bool reflexive_sample = false;
@@ -573,9 +577,31 @@ class Sorter {
     task.phase = kCalculation;
     clock_.to(kCalculation);
     Task* t = &task;
+    if (gathers_counts(task)) {
+      task.gathered_counts.assign(static_cast<std::size_t>(kGatheredCounts * task.group_size()), 0);
+      layer_.allgather(pool, task.comm, task.counts, task.gathered_counts.data(), kGatheredCounts,
+                       [this, t, &pool] {
+                         for (int i = 0; i < kGatheredCounts; ++i) t->totals[i] = 0;
+                         for (int j = 0; j < t->group_size(); ++j) {
+                           for (int i = 0; i < kGatheredCounts; ++i) {
+                             t->totals[i] += t->gathered_counts[static_cast<std::size_t>(kGatheredCounts * j + i)];
+                           }
+                         }
+                         on_counts(pool, *t);
+                       });
+      return;
+    }
     layer_.scan_and_bcast(pool, task.comm, task.counts, task.prefix, task.totals, 5,
                           [this, t, &pool] { on_counts(pool, *t); });
   }
+
+  // Groups of at most this many PEs gather every member's counts instead of scanning them: as
+  // many rounds (recursive doubling, log2 q + 2 with the fold), messages of at most 16 x 24 bytes,
+  // and with every member's counts known the exchange can keep each PE's own elements where
+  // they are (greedy_plan) instead of taking the streams in proportion.
+  static constexpr int kGatherCountsUpTo = 32;
+  static constexpr int kGatheredCounts = 3;  // small, large, comp(x, x) flag
+  static bool gathers_counts(const Task& task) { return task.group_size() <= kGatherCountsUpTo; }
 
   // The StreamSplit source stream of this PE's elements of `task`: 0 for the PEs before the
   // owner of the task's middle index, 1 for the others.
@@ -618,27 +644,23 @@ class Sorter {
     }
     task.phase = kExchange;
     clock_.to(kExchange);
-    const Layout& layout = *layout_;
     task.regions[0].begin = task.t0;
     task.regions[0].end = std::max(task.t0, std::min(task.t1, task.gb + s));
     task.regions[1].begin = std::min(task.t1, std::max(task.t0, task.gb + s));
     task.regions[1].end = task.t1;
 
-    // Stream 0's PEs come first in the group, so a PE's position in its stream is its prefix,
-    // less stream 0's total for stream 1.
-    const int stream = stream_of(task);
     const std::int64_t bounds[3] = {task.gb, task.gb + s, task.ge};
     std::int64_t offset = 0;
+    std::vector<Target> targets;
     for (int kind = 0; kind < 2; ++kind) {
-      const StreamSplit split(layout, bounds[kind], bounds[kind + 1] - bounds[kind],
-                              task.totals[3 + kind]);
-      std::int64_t left = task.counts[kind];
-      std::int64_t y = task.prefix[kind] - left - (stream == 0 ? 0 : task.totals[3 + kind]);
-      int owner = left > 0 ? split.owner_of(stream, y) : split.last();
-      while (left > 0) {
-        if (owner > split.last()) throw Error("internal: exchange targets past the group");
-        const std::int64_t piece = std::min(left, split.hi(stream, owner) - y);
-        if (piece > 0 && owner == rank_) {
+      if (gathers_counts(task)) {
+        greedy_plan(task, kind, bounds[kind], bounds[kind + 1], targets);
+      } else {
+        stream_plan(task, kind, bounds[kind], bounds[kind + 1], targets);
+      }
+      for (const Target& target : targets) {
+        const std::int64_t piece = target.count;
+        if (target.owner == rank_) {
           Region& region = task.regions[kind];
           std::copy(task.src + offset, task.src + offset + piece,
                     task.dst + (region.begin - task.t0) + region.filled);
@@ -646,15 +668,12 @@ class Sorter {
           cost::charge(cost::Kernel::copy, static_cast<std::size_t>(piece));
           region.pieces.push_back(Piece{rank_ - task.first, region.filled, piece});
           region.filled += piece;
-        } else if (piece > 0) {
+        } else {
           layer_.isend(pool, task.comm, task.src + offset, static_cast<int>(piece), type_,
-                       owner - task.first, data_tag(task, kind, owner));
+                       target.owner - task.first, data_tag(task, kind, target.owner));
           ++stats_.messages_sent;
         }
-        y += piece;
         offset += piece;
-        left -= piece;
-        ++owner;
       }
     }
     for (int kind = 0; kind < 2; ++kind) {
@@ -665,6 +684,71 @@ class Sorter {
       }
     }
     update_done(task);
+  }
+
+  // Where this PE's next `count` elements of one kind go (owner: a rank of the root).
+  struct Target {
+    int owner;
+    std::int64_t count;
+  };
+
+  // The targets of this PE's elements of `kind`, which fill the global indices [lo, hi), when
+  // each owner takes both streams in proportion (stream_split.hpp). Stream 0's PEs come first in
+  // the group, so a PE's position in its stream is its prefix, less stream 0's total for stream 1.
+  void stream_plan(const Task& task, int kind, std::int64_t lo, std::int64_t hi,
+                   std::vector<Target>& targets) const {
+    targets.clear();
+    const int stream = stream_of(task);
+    const StreamSplit split(*layout_, lo, hi - lo, task.totals[3 + kind]);
+    std::int64_t left = task.counts[kind];
+    std::int64_t y = task.prefix[kind] - left - (stream == 0 ? 0 : task.totals[3 + kind]);
+    int owner = left > 0 ? split.owner_of(stream, y) : split.last();
+    while (left > 0) {
+      if (owner > split.last()) throw Error("internal: exchange targets past the group");
+      const std::int64_t piece = std::min(left, split.hi(stream, owner) - y);
+      if (piece > 0) targets.push_back(Target{owner, piece});
+      y += piece;
+      left -= piece;
+      ++owner;
+    }
+  }
+
+  // The same from every member's counts (gathers_counts): each PE keeps as many of its own
+  // elements as its share of [lo, hi) holds, and the surplus of the members in group order fills
+  // the owners' remaining room in group order. Every member computes the same plan, so the
+  // result stays exactly balanced and deterministic; a PE sends one or two pieces of a kind
+  // where taking the streams in proportion sends two or three (one of them a spill to its
+  // neighbour), and receives as many.
+  void greedy_plan(const Task& task, int kind, std::int64_t lo, std::int64_t hi,
+                   std::vector<Target>& targets) const {
+    targets.clear();
+    const Layout& layout = *layout_;
+    auto room = [&](int t) {
+      return std::max<std::int64_t>(0, std::min(layout.end(t), hi) - std::max(layout.start(t), lo));
+    };
+    auto count = [&](int t) {
+      return static_cast<std::int64_t>(
+          task.gathered_counts[static_cast<std::size_t>(kGatheredCounts * (t - task.first) + kind)]);
+    };
+    // Room the owners before `owner` have left, walked by the members before this PE.
+    int owner = task.first;
+    std::int64_t open = room(owner) - std::min(count(owner), room(owner));
+    auto take = [&](std::int64_t amount, bool mine) {
+      while (amount > 0) {
+        while (open == 0) {
+          if (++owner > task.last) throw Error("internal: exchange targets past the group");
+          open = room(owner) - std::min(count(owner), room(owner));
+        }
+        const std::int64_t piece = std::min(amount, open);
+        if (mine) targets.push_back(Target{owner, piece});
+        open -= piece;
+        amount -= piece;
+      }
+    };
+    for (int j = task.first; j < rank_; ++j) take(count(j) - std::min(count(j), room(j)), false);
+    const std::int64_t kept = std::min(count(rank_), room(rank_));
+    if (kept > 0) targets.push_back(Target{rank_, kept});
+    take(count(rank_) - kept, true);
   }
 
   void post_receive(Pool& pool, Task& task, int kind) {
