@@ -795,6 +795,12 @@ int main(int argc, char** argv) {
     check.equal(rbc::algorithm("exscan", 17, MPI_DOUBLE, 1024), std::string("recursive doubling"), "exscan, 136 B");
     check.equal(rbc::algorithm("scan", 1 << 20, MPI_DOUBLE, 17), std::string("binomial tree (up-down sweep)"),
                 "scan, 17");
+    check.equal(rbc::algorithm("allgather", 1 << 16, MPI_DOUBLE, 16), std::string("recursive doubling"),
+                "allgather, 16 ranks");
+    check.equal(rbc::algorithm("allgather", 85, MPI_DOUBLE, 24), std::string("recursive doubling"),
+                "allgather, 24 ranks, 16320 B");
+    check.equal(rbc::algorithm("allgather", 86, MPI_DOUBLE, 24), std::string("binomial tree gather + broadcast"),
+                "allgather, 24 ranks, 16512 B");
     check.throws<rbc::Error>([] { rbc::algorithm("alltoall", 1, MPI_DOUBLE, 4); }, "unknown collective", "unknown name");
     Runner(check, p, max_layouts, large, progress).run();
   });
