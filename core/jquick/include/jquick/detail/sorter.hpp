@@ -596,9 +596,10 @@ class Sorter {
   }
 
   // Groups of at most this many PEs gather every member's counts instead of scanning them: as
-  // many rounds (recursive doubling, log2 q + 2 with the fold), messages of at most 16 x 24 bytes,
-  // and with every member's counts known the exchange can keep each PE's own elements where
-  // they are (greedy_plan) instead of taking the streams in proportion.
+  // many rounds (recursive doubling, log2 q + 2 with the fold), messages of at most 32 x 24 bytes
+  // (the fold's last one; the exchange rounds' at most 16 x 24), and with every member's counts
+  // known the exchange can keep each PE's own elements where they are (greedy_plan) instead of
+  // taking the streams in proportion. Larger groups scan: gathering p' counts costs O(p') per PE.
   static constexpr int kGatherCountsUpTo = 32;
   static constexpr int kGatheredCounts = 3;  // small, large, comp(x, x) flag
   static bool gathers_counts(const Task& task) { return task.group_size() <= kGatherCountsUpTo; }
