@@ -571,9 +571,6 @@ class Sorter {
     task.counts[0] = small;
     task.counts[1] = task.m - small;
     task.counts[2] = task.reflexive_sample ? 1 : 0;
-    const bool first_stream = stream_of(task) == 0;
-    task.counts[3] = first_stream ? task.counts[0] : 0;
-    task.counts[4] = first_stream ? task.counts[1] : 0;
     task.phase = kCalculation;
     clock_.to(kCalculation);
     Task* t = &task;
@@ -591,6 +588,9 @@ class Sorter {
                        });
       return;
     }
+    const bool first_stream = stream_of(task) == 0;
+    task.counts[3] = first_stream ? task.counts[0] : 0;
+    task.counts[4] = first_stream ? task.counts[1] : 0;
     layer_.scan_and_bcast(pool, task.comm, task.counts, task.prefix, task.totals, 5,
                           [this, t, &pool] { on_counts(pool, *t); });
   }
