@@ -501,10 +501,16 @@ class Sorter {
     double k = std::max(std::max(by_p, by_n), config_.k3);
     k = std::min(std::max(std::ceil(k), 1.0), static_cast<double>(INT_MAX / 8));
     const std::int64_t needed = static_cast<std::int64_t>(k);
-    if (static_cast<std::int64_t>(task.inherited.size()) >= needed) {
-      // The parent's samples on this side of its pivot are a uniform sample of this task's
-      // elements, already in every member's hands; how many there are depends only on the
-      // parent's count, so all members decide alike and the level needs no sampling round.
+    // The parent's samples on this side of its pivot are a uniform sample of this task's
+    // elements, already in every member's hands; how many there are depends only on the
+    // parent's count, so all members decide alike and the level needs no sampling round. Half
+    // the log2 p' term is enough for them: a sampling round costs more than the wider spread of
+    // the pivot's rank, where few elements per PE make rounds the cost. The n'/p' term stays
+    // whole, since with many elements per PE an uneven split costs more (docs/benchmarks.md,
+    // "Pivots from fewer inherited samples").
+    const double enough =
+        std::min(k, std::max(std::ceil(std::max(std::max(by_p / 2, by_n), config_.k3)), 1.0));
+    if (static_cast<double>(task.inherited.size()) >= enough) {
       task.gathered = std::move(task.inherited);
       task.inherited.clear();
       task.k = static_cast<std::int64_t>(task.gathered.size());
