@@ -42,7 +42,8 @@ struct Config {
   Schedule schedule = Schedule::alternating;
   Wildcard wildcard = Wildcard::posted;  // Layer::rbc only
   // The pivot is the median of k = max(k1 log2 p', k2 n'/p', k3) samples of a group of p' PEs
-  // holding n' elements; a level that samples draws 2k, so that its children inherit enough.
+  // holding n' elements; a level that samples draws 2k, so that its children inherit enough
+  // (a child needs at least half its k1 term and its whole k2 and k3 terms from them).
   // k1 and k3 are the thesis' tuned values. Here every member receives all samples, so k2 is
   // 1/400 instead of the thesis' 1/50: in simulation (supermuc profile, 16 and 64 ranks, n/p
   // 4096-65536, four seeds) about 1% faster on average (docs/benchmarks.md).
