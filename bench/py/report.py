@@ -380,6 +380,21 @@ def library_name(r):
     return text.split(",")[0].strip()
 
 
+def sim_groups(recs):
+    """Simulated records by (platform, calibration), in order of appearance: a table keyed by p and
+    size holds one platform's numbers, so runs on different platforms or profiles are reported
+    apart."""
+    groups = {}
+    for r in recs:
+        if r["backend"] == "smpi":
+            groups.setdefault((r["platform"], r.get("calibration") or ""), []).append(r)
+    return groups
+
+
+def sim_label(platform, calibration):
+    return f"{platform} platform, " + (f"calibration {calibration}" if calibration else "uncalibrated")
+
+
 def real_mpi_groups(recs):
     """Real-MPI records by (platform, MPI library), in order of appearance: runs of different
     libraries or machines are reported apart."""
@@ -903,14 +918,19 @@ def generate(paths, out_dir, failures=None, snapshot=None):
         "(Open MPI, MPICH, a cluster's MPI) report wall seconds.", "",
         "Platforms:", *describe_platforms(recs), "",
     ]
+    groups = sim_groups(recs)
     if sim.recs:
-        ps = sorted({r["p"] for r in sim.recs})
-        lines += ["## Targets vs measured (simulated runs)", "",
-                  f"Largest simulated p in these records: {fmt_p(max(ps))}. Ratios are ratios of medians, taken "
-                  "at the largest p where both sides were measured (given with each value). A target stated "
-                  "for 2^15 ranks is only really checked by records at 2^15.", "",
-                  md_table(["what", "target", "paper / thesis", "measured", "status"],
-                           targets_table(sim, None) + merge_targets(sim)), ""]
+        lines += ["## Targets vs measured (simulated runs)", ""]
+        for (platform, calibration), group in groups.items():
+            data = Data(group)
+            ps = sorted({r["p"] for r in data.recs}) or sorted({r["p"] for r in group})
+            if len(groups) > 1:
+                lines += [f"### {sim_label(platform, calibration)}", ""]
+            lines += [f"Largest simulated p in these records: {fmt_p(max(ps))}. Ratios are ratios of medians, taken "
+                      "at the largest p where both sides were measured (given with each value). A target stated "
+                      "for 2^15 ranks is only really checked by records at 2^15.", "",
+                      md_table(["what", "target", "paper / thesis", "measured", "status"],
+                               targets_table(data, None) + merge_targets(data)), ""]
         lines += ["## The paper's figures 7 and 8 beside the calibrated simulation", "",
                   "The paper's ratios were measured at 2^15 ranks on SuperMUC (Intel MPI) and JUQUEEN (IBM MPI); "
                   "the simulated ones come from records made with the calibration profile that models each "
@@ -918,10 +938,18 @@ def generate(paths, out_dir, failures=None, snapshot=None):
                   "published range, within 2x of it, or outside.", "",
                   md_table(["figure", "machine (paper)", "paper", "profile", "simulated p", "simulated", "verdict"],
                            paper_figures(sim)), ""]
-    # Simulated runs, then each real MPI on each machine. A real-MPI group measured at three or
-    # more rank counts, none oversubscribed (a cluster run), gets the figures over p too, named
-    # after its platform and library.
-    parts = [("Simulated (SMPI)", sim, None, True)]
+    # Simulated runs (a part per platform and profile where there are several), then each real
+    # MPI on each machine. A real-MPI group measured at three or more rank counts, none
+    # oversubscribed (a cluster run), gets the figures over p too, named after its platform and
+    # library.
+    if len(groups) > 1:
+        parts = []
+        for (platform, calibration), group in groups.items():
+            label = sim_label(platform, calibration)
+            safe = "".join(c if c.isalnum() else "_" for c in f"sim_{platform}_{calibration}")
+            parts.append((f"Simulated (SMPI): {label}", Data(group), (f"SMPI, {label}", safe + "_"), True))
+    else:
+        parts = [("Simulated (SMPI)", sim, None, True)]
     for (platform, library), group in real_mpi_groups(recs).items():
         data = Data(group)
         title = f"{library} on {platform}"
@@ -929,17 +957,17 @@ def generate(paths, out_dir, failures=None, snapshot=None):
         scaling = len({r["p"] for r in data.recs}) >= 3 and not any(
             (r.get("platform_params") or {}).get("oversubscribed") for r in data.recs)
         parts.append((title, data, (library, safe + "_"), scaling))
-    for title, data, real, draw in parts:
+    for title, data, named, draw in parts:
         if not data.recs:
             continue
         lines += [f"# {title}", ""]
-        plot.prefix = real[1] if real else ""
+        plot.prefix = named[1] if named else ""
         for section in (section_comm_create, section_overlap, section_p2p, section_collectives, section_split_bcast,
                         section_sort,
                         section_merge):
             part = section(data, plot, draw)
-            if part and real:
-                part[0] = part[0].replace("## ", f"## {real[0]}: ", 1)
+            if part and named:
+                part[0] = part[0].replace("## ", f"## {named[0]}: ", 1)
             lines += part
     plot.prefix = ""
     if failures:

@@ -1,0 +1,65 @@
+"""bench/report keeps simulated platforms apart: records of two platforms with the same (p, n/p)
+must each appear in their own tables, never one overwriting the other."""
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+
+import report  # noqa: E402
+
+
+def sort_record(platform, calibration, impl, p, n, seconds):
+    return {"benchmark": "sort", "backend": "smpi", "platform": platform,
+            "platform_params": {"name": platform, "topology": platform, "cores_per_node": 16},
+            "rev": "test", "p": p, "variant": "uniform", "implementation": impl, "n_per_pe": n,
+            "warmup": 0, "repetitions": 1, "median_s": seconds, "min_s": seconds, "max_s": seconds,
+            "phases": {"local_sort": seconds / 2}, "verified": True, "calibration": calibration}
+
+
+def write(path, recs):
+    with open(path, "w") as f:
+        for r in recs:
+            f.write(json.dumps(r) + "\n")
+
+
+class PlatformsApart(unittest.TestCase):
+    def generate(self, recs):
+        out = tempfile.mkdtemp()
+        path = os.path.join(out, "records.jsonl")
+        write(path, recs)
+        with open(report.generate([path], os.path.join(out, "report"))) as f:
+            return f.read()
+
+    def test_two_platforms_get_their_own_tables(self):
+        recs = [sort_record("supermuc", "supermuc", "jquick_rbc", 8, 16, 2e-5),
+                sort_record("supermuc", "supermuc", "hypercube_rbc", 8, 16, 4e-5),
+                sort_record("juqueen", "juqueen", "jquick_rbc", 8, 16, 9e-5),
+                sort_record("juqueen", "juqueen", "hypercube_rbc", 8, 16, 3e-5)]
+        text = self.generate(recs)
+        self.assertIn("# Simulated (SMPI): supermuc platform, calibration supermuc", text)
+        self.assertIn("# Simulated (SMPI): juqueen platform, calibration juqueen", text)
+        self.assertIn("### supermuc platform, calibration supermuc", text)
+        supermuc = text.index("# Simulated (SMPI): supermuc")
+        juqueen = text.index("# Simulated (SMPI): juqueen")
+        first, second = sorted([supermuc, juqueen])
+        parts = {supermuc: text[supermuc:second if supermuc == first else len(text)],
+                 juqueen: text[juqueen:second if juqueen == first else len(text)]}
+        self.assertIn("| 0.50x | met (<= 1.0) |", parts[supermuc])
+        self.assertNotIn("3.00x", parts[supermuc].split("JQuick / hypercube per")[1])
+        self.assertIn("| 3.00x | not met |", parts[juqueen])
+        self.assertNotIn("0.50x", parts[juqueen].split("JQuick / hypercube per")[1])
+
+    def test_one_platform_keeps_one_part(self):
+        recs = [sort_record("supermuc", "supermuc", "jquick_rbc", 8, 16, 2e-5),
+                sort_record("supermuc", "supermuc", "hypercube_rbc", 8, 16, 4e-5)]
+        text = self.generate(recs)
+        self.assertIn("# Simulated (SMPI)\n", text)
+        self.assertNotIn("# Simulated (SMPI):", text)
+        self.assertNotIn("### supermuc platform", text)
+
+
+if __name__ == "__main__":
+    unittest.main()
