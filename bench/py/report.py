@@ -391,6 +391,11 @@ def sim_groups(recs):
     return groups
 
 
+def file_safe(text):
+    """`text` with every character but letters and digits replaced by '_' (a plot file prefix)."""
+    return "".join(c if c.isalnum() else "_" for c in text)
+
+
 def sim_label(platform, calibration):
     return f"{platform} platform, " + (f"calibration {calibration}" if calibration else "uncalibrated")
 
@@ -923,7 +928,9 @@ def generate(paths, out_dir, failures=None, snapshot=None):
         lines += ["## Targets vs measured (simulated runs)", ""]
         for (platform, calibration), group in groups.items():
             data = Data(group)
-            ps = sorted({r["p"] for r in data.recs}) or sorted({r["p"] for r in group})
+            if not data.recs:
+                continue
+            ps = sorted({r["p"] for r in data.recs})
             if len(groups) > 1:
                 lines += [f"### {sim_label(platform, calibration)}", ""]
             lines += [f"Largest simulated p in these records: {fmt_p(max(ps))}. Ratios are ratios of medians, taken "
@@ -946,17 +953,16 @@ def generate(paths, out_dir, failures=None, snapshot=None):
         parts = []
         for (platform, calibration), group in groups.items():
             label = sim_label(platform, calibration)
-            safe = "".join(c if c.isalnum() else "_" for c in f"sim_{platform}_{calibration}")
-            parts.append((f"Simulated (SMPI): {label}", Data(group), (f"SMPI, {label}", safe + "_"), True))
+            parts.append((f"Simulated (SMPI): {label}", Data(group),
+                          (f"SMPI, {label}", file_safe(f"sim_{platform}_{calibration}_")), True))
     else:
         parts = [("Simulated (SMPI)", sim, None, True)]
     for (platform, library), group in real_mpi_groups(recs).items():
         data = Data(group)
         title = f"{library} on {platform}"
-        safe = "".join(c if c.isalnum() else "_" for c in f"{platform}_{library}")
         scaling = len({r["p"] for r in data.recs}) >= 3 and not any(
             (r.get("platform_params") or {}).get("oversubscribed") for r in data.recs)
-        parts.append((title, data, (library, safe + "_"), scaling))
+        parts.append((title, data, (library, file_safe(f"{platform}_{library}_")), scaling))
     for title, data, named, draw in parts:
         if not data.recs:
             continue

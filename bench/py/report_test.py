@@ -42,15 +42,15 @@ class PlatformsApart(unittest.TestCase):
         self.assertIn("# Simulated (SMPI): supermuc platform, calibration supermuc", text)
         self.assertIn("# Simulated (SMPI): juqueen platform, calibration juqueen", text)
         self.assertIn("### supermuc platform, calibration supermuc", text)
+        # Parts come in the records' order: supermuc's, then juqueen's.
         supermuc = text.index("# Simulated (SMPI): supermuc")
         juqueen = text.index("# Simulated (SMPI): juqueen")
-        first, second = sorted([supermuc, juqueen])
-        parts = {supermuc: text[supermuc:second if supermuc == first else len(text)],
-                 juqueen: text[juqueen:second if juqueen == first else len(text)]}
-        self.assertIn("| 0.50x | met (<= 1.0) |", parts[supermuc])
-        self.assertNotIn("3.00x", parts[supermuc].split("JQuick / hypercube per")[1])
-        self.assertIn("| 3.00x | not met |", parts[juqueen])
-        self.assertNotIn("0.50x", parts[juqueen].split("JQuick / hypercube per")[1])
+        self.assertLess(supermuc, juqueen)
+        supermuc_part, juqueen_part = text[supermuc:juqueen], text[juqueen:]
+        self.assertIn("| 0.50x | met (<= 1.0) |", supermuc_part)
+        self.assertNotIn("3.00x", supermuc_part.split("JQuick / hypercube per")[1])
+        self.assertIn("| 3.00x | not met |", juqueen_part)
+        self.assertNotIn("0.50x", juqueen_part.split("JQuick / hypercube per")[1])
 
     def test_one_platform_keeps_one_part(self):
         recs = [sort_record("supermuc", "supermuc", "jquick_rbc", 8, 16, 2e-5),

@@ -498,9 +498,11 @@ class Sorter {
     const double group = task.group_size();
     const double by_p = config_.k1 * std::log2(group);
     const double by_n = config_.k2 * static_cast<double>(task.size()) / group;
-    double k = std::max(std::max(by_p, by_n), config_.k3);
-    k = std::min(std::max(std::ceil(k), 1.0), static_cast<double>(INT_MAX / 8));
-    const std::int64_t needed = static_cast<std::int64_t>(k);
+    const auto samples = [&](double p_term) {
+      const double k = std::max(std::max(p_term, by_n), config_.k3);
+      return std::min(std::max(std::ceil(k), 1.0), static_cast<double>(INT_MAX / 8));
+    };
+    const std::int64_t needed = static_cast<std::int64_t>(samples(by_p));
     // The parent's samples on this side of its pivot are a uniform sample of this task's
     // elements, already in every member's hands; how many there are depends only on the
     // parent's count, so all members decide alike and the level needs no sampling round. Half
@@ -508,9 +510,7 @@ class Sorter {
     // the pivot's rank, where few elements per PE make rounds the cost. The n'/p' term stays
     // whole, since with many elements per PE an uneven split costs more (docs/benchmarks.md,
     // "Pivots from fewer inherited samples").
-    const double enough =
-        std::min(k, std::max(std::ceil(std::max(std::max(by_p / 2, by_n), config_.k3)), 1.0));
-    if (static_cast<double>(task.inherited.size()) >= enough) {
+    if (static_cast<double>(task.inherited.size()) >= samples(by_p / 2)) {
       task.gathered = std::move(task.inherited);
       task.inherited.clear();
       task.k = static_cast<std::int64_t>(task.gathered.size());
