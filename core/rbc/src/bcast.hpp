@@ -15,6 +15,7 @@ class Bcast : public Collective {
   Bcast(void* buf, int count, MPI_Datatype type, int root, const RangeComm& comm)
       : Collective(comm, Kind::bcast, root, count), buf_(buf), count_(count), type_(type), tree_(comm.size(), root, comm.rank()) {
     one_at_a_time_ = static_cast<long long>(TypeInfo(type).size) * count >= kOneAtATimeBytes;
+    sends_along_tree();
   }
 
  private:

@@ -34,10 +34,7 @@ struct TypeInfo {
       extent = true_extent = size = named;
       return;
     }
-    MPI_Aint lb_ignored = 0;
-    check_mpi(MPI_Type_get_extent(t, &lb_ignored, &extent), "MPI_Type_get_extent");
-    check_mpi(MPI_Type_get_true_extent(t, &true_lb, &true_extent), "MPI_Type_get_true_extent");
-    check_mpi(MPI_Type_size(t, &size), "MPI_Type_size");
+    query();
   }
   // Bytes spanned by `count` elements laid out as in a user buffer.
   std::size_t span(int count) const {
@@ -50,6 +47,15 @@ struct TypeInfo {
   MPI_Aint true_lb = 0;
   MPI_Aint true_extent = 0;
   int size = 0;
+
+ private:
+  // A derived datatype's layout, from MPI; out of line, so the predefined case above inlines.
+  __attribute__((noinline)) void query() {
+    MPI_Aint lb_ignored = 0;
+    check_mpi(MPI_Type_get_extent(type, &lb_ignored, &extent), "MPI_Type_get_extent");
+    check_mpi(MPI_Type_get_true_extent(type, &true_lb, &true_extent), "MPI_Type_get_true_extent");
+    check_mpi(MPI_Type_size(type, &size), "MPI_Type_size");
+  }
 };
 
 // Storage for `count` elements of a datatype, addressable like a user buffer (for receives and

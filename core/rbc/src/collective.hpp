@@ -129,12 +129,22 @@ class Collective : public Operation {
 #endif
 
   void send(const void* buf, int count, MPI_Datatype type, int rank, Phase phase) {
+    if (immediate_ && tree_sends_) {
+      send_now(comm(), engine(), buf, count, type, comm().mpi_rank(rank), label(phase));
+      return;
+    }
     post_send(*this, comm(), buf, count, type, comm().mpi_rank(rank), label(phase), signature_);
   }
+  // For collectives whose messages only go along the edges of a tree, away from the root or
+  // towards it, and a member receives from its peers before it sends on: no peer ever waits for
+  // this member's receive while this member sends to it. Run immediately, their sends may then
+  // block in MPI (a standard send; no request, no pooled buffer), which needs no buffering by
+  // MPI to finish. A step that sends to several children sends one after the other.
+  void sends_along_tree() { tree_sends_ = true; }
   void receive(void* buf, int count, MPI_Datatype type, int rank, Phase phase) {
     if (immediate_) {
       // A slot of its own, so that completed() sees the same indices as for a request.
-      const MPI_Status status = recv_now(comm(), buf, count, type, comm().mpi_rank(rank), label(phase));
+      const MPI_Status status = recv_now(comm(), engine(), buf, count, type, comm().mpi_rank(rank), label(phase));
       deliver(await(MPI_REQUEST_NULL), status);
       return;
     }
@@ -178,6 +188,7 @@ class Collective : public Operation {
   bool released_ = false;
   bool agreed_ = false;
   bool immediate_ = false;
+  bool tree_sends_ = false;
   char agree_token_ = 0;
 };
 

@@ -115,7 +115,9 @@ class Reduce final : public Collective {
         root_(root),
         to_all_(to_all),
         commutative_(commutative(op)),
-        tree_(comm.size(), commutative_ && !to_all ? root : 0, comm.rank()) {}
+        tree_(comm.size(), commutative_ && !to_all ? root : 0, comm.rank()) {
+    sends_along_tree();
+  }
 
  private:
   enum State { kReceive, kCombine, kReceiveDown, kForwardDown };
@@ -989,6 +991,7 @@ class Gather final : public Collective {
     }
     own_ = in_place_ ? slots_.at_rank(recvbuf, me) : sendbuf;
     direct_ = receives && assembles_in_place();
+    sends_along_tree();
   }
 
  private:

@@ -117,6 +117,7 @@ class Engine {
                   posted_.end());
   }
   void unregister_all(const Operation* op) {
+    if (posted_.empty()) return;  // every operation's end asks; most never posted to MPI
     posted_.erase(std::remove_if(posted_.begin(), posted_.end(), [&](const Posted& p) { return p.op == op; }),
                   posted_.end());
   }

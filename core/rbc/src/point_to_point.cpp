@@ -5,6 +5,7 @@
 #include "checks.hpp"
 #include "engine.hpp"
 #include "operation.hpp"
+#include "access.hpp"
 #include "tags.hpp"
 #include "wire.hpp"
 
@@ -65,9 +66,17 @@ void check_recv(const char* call, int count, MPI_Datatype type, int source, int 
 // need them to progress before it can match this call). The checked build on a real MPI always
 // waits like requests, so that a call nothing will match is reported (kWatchStalls).
 void send(const void* buf, int count, MPI_Datatype type, int dest, int tag, const RangeComm& comm) {
-  check_send("send", count, type, dest, tag, comm);
-  if (detail::kWatchStalls || !comm.engine()->idle()) return isend(buf, count, type, dest, tag, comm).wait();
-  detail::send_now(comm, buf, count, type, mpi_peer(comm, dest), detail::user_label(tag));
+  using detail::CommAccess;
+  detail::check_count("send", count);
+  detail::check_type("send", type);
+  CommAccess::checked(comm);
+  const int size = CommAccess::size(comm);
+  if (dest != MPI_PROC_NULL && (dest < 0 || dest >= size)) detail::refuse_rank("send", "destination", dest, size);
+  detail::check_tag("send", tag);
+  detail::Engine& engine = CommAccess::engine(comm);
+  if (detail::kWatchStalls || !engine.idle()) return isend(buf, count, type, dest, tag, comm).wait();
+  if (dest == MPI_PROC_NULL) return;
+  detail::send_now(comm, engine, buf, count, type, CommAccess::mpi_rank(comm, dest), detail::user_label(tag));
 }
 
 Request isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, const RangeComm& comm) {
@@ -78,14 +87,28 @@ Request isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, 
 }
 
 Status recv(void* buf, int count, MPI_Datatype type, int source, int tag, const RangeComm& comm) {
-  check_recv("recv", count, type, source, tag, comm);
+  using detail::CommAccess;
+  detail::check_count("recv", count);
+  detail::check_type("recv", type);
+  CommAccess::checked(comm);
+  const int size = CommAccess::size(comm);
+  if (source != MPI_PROC_NULL && source != MPI_ANY_SOURCE && (source < 0 || source >= size)) {
+    detail::refuse_rank("recv", "source", source, size);
+  }
+  detail::check_tag("recv", tag);
   if (source == MPI_PROC_NULL) return translate(comm, proc_null_status());
-  if (detail::kWatchStalls || !comm.engine()->idle()) {
+  detail::Engine& engine = CommAccess::engine(comm);
+  if (detail::kWatchStalls || !engine.idle()) {
     Request request = irecv(buf, count, type, source, tag, comm);
     request.wait();
     return request.status();
   }
-  return translate(comm, detail::recv_now(comm, buf, count, type, mpi_peer(comm, source), detail::user_label(tag)));
+  const int mpi_source = source == MPI_ANY_SOURCE ? MPI_ANY_SOURCE : CommAccess::mpi_rank(comm, source);
+  Status s;
+  s.mpi = detail::recv_now(comm, engine, buf, count, type, mpi_source, detail::user_label(tag));
+  s.source = source == MPI_ANY_SOURCE ? comm.rank_of_mpi(s.mpi.MPI_SOURCE) : source;
+  s.tag = tag;
+  return s;
 }
 
 Request irecv(void* buf, int count, MPI_Datatype type, int source, int tag, const RangeComm& comm) {

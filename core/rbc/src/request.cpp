@@ -1,10 +1,12 @@
 #include "rbc/request.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "engine.hpp"
@@ -165,7 +167,12 @@ void wait_abandoned(Request& request) noexcept {
   std::fflush(stderr);
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized) MPI_Abort(MPI_COMM_WORLD, 1);
+  if (!finalized) {
+    // As for RBC's other reports (wire.cpp): MPICH's mpiexec has dropped the aborting rank's
+    // last line when MPI_Abort followed it at once (seen on a loaded 2-core machine).
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
   std::abort();
 }
 

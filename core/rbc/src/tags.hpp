@@ -42,20 +42,24 @@ class TagLayout {
     while (bits_ < 31 && (static_cast<std::int64_t>(1) << (bits_ + 1)) - 1 <= tag_ub) ++bits_;
     context_bits_ = bits_ - 17 > 5 ? bits_ - 17 : 5;
     low_bits_ = bits_ - 2 - context_bits_;
+    context_mask_ = mask(context_bits_);
+    low_mask_ = mask(low_bits_);
+    collective_bit_ = 1u << (bits_ - 2);
   }
 
   int bits() const { return bits_; }
 
+  // Every message computes its tag: masks and bits are fixed at construction.
   int tag(std::uint64_t digest, const Label& label) const {
 #ifdef RBC_TEST_COLLIDE_CONTEXTS
     digest = 0;
 #endif
-    const std::uint32_t context = static_cast<std::uint32_t>(digest) & mask(context_bits_);
+    const std::uint32_t context = static_cast<std::uint32_t>(digest) & context_mask_;
     const std::uint32_t value =
         label.collective ? (label.sequence << 5) | static_cast<std::uint32_t>(label.tag)
                          : static_cast<std::uint32_t>(label.tag);
-    const std::uint32_t kind = label.collective ? 1u << (bits_ - 2) : 0u;
-    return static_cast<int>(kind | (context << low_bits_) | (value & mask(low_bits_)));
+    const std::uint32_t kind = label.collective ? collective_bit_ : 0u;
+    return static_cast<int>(kind | (context << low_bits_) | (value & low_mask_));
   }
 
   int payload_tag(std::uint64_t transfer) const {
@@ -72,6 +76,9 @@ class TagLayout {
   int bits_;
   int context_bits_;
   int low_bits_;
+  std::uint32_t context_mask_;
+  std::uint32_t low_mask_;
+  std::uint32_t collective_bit_;
 };
 
 }  // namespace rbc::detail

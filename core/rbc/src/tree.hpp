@@ -26,7 +26,7 @@ class BinomialTree {
     std::reverse_iterator<const int*> rend() const { return std::reverse_iterator<const int*>(begin()); }
 
    private:
-    std::array<int, 31> v_{};
+    std::array<int, 31> v_;  // the first n_ are set; no zeroing of the rest on every call
     std::size_t n_ = 0;
   };
 

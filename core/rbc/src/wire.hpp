@@ -77,8 +77,11 @@ void post_recv(Operation& op, const RangeComm& comm, void* buf, int count, MPI_D
 // Blocking send and receive for a rank with no RBC operation in flight on the engine (so no
 // receive is posted that a foreign message could be owed to): straight MPI calls, no operation
 // object. recv_now returns the delivered status (source, user tag, payload size).
-void send_now(const RangeComm& comm, const void* buf, int count, MPI_Datatype type, int mpi_dest, const Label& label);
-MPI_Status recv_now(const RangeComm& comm, void* buf, int count, MPI_Datatype type, int mpi_source, const Label& label);
+// `engine`: comm's (the caller has checked that comm is usable).
+void send_now(const RangeComm& comm, Engine& engine, const void* buf, int count, MPI_Datatype type, int mpi_dest,
+              const Label& label);
+MPI_Status recv_now(const RangeComm& comm, Engine& engine, void* buf, int count, MPI_Datatype type, int mpi_source,
+                    const Label& label);
 
 // Runs when MPI has completed the request in op.awaited()[index] (set to MPI_REQUEST_NULL by the
 // caller). Leaves a new request there if the receive goes on.

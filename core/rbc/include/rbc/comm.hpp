@@ -15,6 +15,7 @@ class Sequencer;
 class Engine;
 struct MemberTable;
 struct CommKey;
+struct CommAccess;
 }
 
 // Tags users may pass to RBC point-to-point calls: 0..max_user_tag, the range every MPI
@@ -115,6 +116,7 @@ class RangeComm {
   RangeComm split_tagged(int first, int last, int stride, int tag) const;
 
  private:
+  friend struct detail::CommAccess;
   RangeComm(MPI_Comm comm, Range range, int rank, const detail::CommKey& key,
             std::shared_ptr<detail::Engine> engine,
             std::shared_ptr<const detail::MemberTable> table = nullptr);
