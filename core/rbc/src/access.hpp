@@ -18,11 +18,13 @@ struct CommAccess {
   static void checked(const RangeComm& c) { c.require_member(); }
 
   static Engine& engine(const RangeComm& c) { return *c.engine_; }
+  static int rank(const RangeComm& c) { return c.rank_; }
   static int size(const RangeComm& c) { return c.range_.size(); }
+  static Sequencer& sequencer(const RangeComm& c) { return *c.sequencer_; }
   static const CommKey& key(const RangeComm& c) { return c.sequencer_->key(); }
-  // MPI rank of member `rank` (0 <= rank < size).
+  // MPI rank of member `rank` (throws rbc::Error unless 0 <= rank < size).
   static int mpi_rank(const RangeComm& c, int rank) {
-    const int index = c.range_.first() + rank * c.range_.stride();
+    const int index = c.range_.at(rank);
     return c.table_ ? c.table_->ranks[static_cast<std::size_t>(index)] : index;
   }
 };

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "access.hpp"
 #include "buffers.hpp"
 #include "cost/charge.hpp"
 #include "engine.hpp"
@@ -70,7 +71,7 @@ class Collective : public Operation {
   // `root` -1 where there is none, `count` -1 where members legitimately pass different counts.
   Collective(const RangeComm& comm, Kind kind, int root, int count)
       : Operation(comm),
-        sequence_(comm.sequencer().start()),
+        sequence_(CommAccess::sequencer(comm).start()),  // Operation(comm) checked comm
         signature_(signature(kind, root, count)) {
     cost::charge(cost::Kernel::collective, 1);  // simulation only: the call's own bookkeeping
   }
@@ -130,10 +131,10 @@ class Collective : public Operation {
 
   void send(const void* buf, int count, MPI_Datatype type, int rank, Phase phase) {
     if (immediate_ && tree_sends_) {
-      send_now(comm(), engine(), buf, count, type, comm().mpi_rank(rank), label(phase));
+      send_now(comm(), engine(), buf, count, type, CommAccess::mpi_rank(comm(), rank), label(phase));
       return;
     }
-    post_send(*this, comm(), buf, count, type, comm().mpi_rank(rank), label(phase), signature_);
+    post_send(*this, comm(), buf, count, type, CommAccess::mpi_rank(comm(), rank), label(phase), signature_);
   }
   // For collectives whose messages only go along the edges of a tree, away from the root or
   // towards it, and a member receives from its peers before it sends on: no peer ever waits for
@@ -144,11 +145,12 @@ class Collective : public Operation {
   void receive(void* buf, int count, MPI_Datatype type, int rank, Phase phase) {
     if (immediate_) {
       // A slot of its own, so that completed() sees the same indices as for a request.
-      const MPI_Status status = recv_now(comm(), engine(), buf, count, type, comm().mpi_rank(rank), label(phase));
+      const MPI_Status status =
+          recv_now(comm(), engine(), buf, count, type, CommAccess::mpi_rank(comm(), rank), label(phase));
       deliver(await(MPI_REQUEST_NULL), status);
       return;
     }
-    post_recv(*this, comm(), buf, count, type, comm().mpi_rank(rank), label(phase), signature_);
+    post_recv(*this, comm(), buf, count, type, CommAccess::mpi_rank(comm(), rank), label(phase), signature_);
   }
 
   // Posts one receive of `count` elements from each child of `tree` (their subtree results,
@@ -178,7 +180,7 @@ class Collective : public Operation {
   void release() {
     if (!released_) {
       released_ = true;
-      comm().sequencer().finish();
+      CommAccess::sequencer(comm()).finish();
     }
   }
 
