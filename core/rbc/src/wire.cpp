@@ -457,6 +457,21 @@ void charge_message(int packed) {
   cost::charge(cost::Kernel::message, static_cast<std::size_t>(inline_payload(packed) ? packed : 0));
 }
 
+// What a receive waits for, before its envelope has arrived.
+Transit receive_transit(const RangeComm& comm, void* buf, int count, MPI_Datatype type, int mpi_source,
+                        const Label& label, int mpi_tag, std::uint64_t signature = 0) {
+  Transit t;
+  t.buf = buf;
+  t.count = count;
+  t.type = type;
+  t.comm = &comm;
+  t.label = label;
+  t.mpi_source = mpi_source;
+  t.mpi_tag = mpi_tag;
+  t.signature = signature;
+  return t;
+}
+
 }  // namespace
 
 void post_send(Operation& op, const RangeComm& comm, const void* buf, int count, MPI_Datatype type, int mpi_dest,
@@ -504,16 +519,8 @@ void post_recv(Operation& op, const RangeComm& comm, void* buf, int count, MPI_D
     op.await(request);
     return;
   }
-  Transit t;
-  t.buf = buf;
-  t.count = count;
-  t.type = type;
-  t.comm = &comm;
-  t.label = label;
-  t.mpi_source = mpi_source;
-  t.mpi_tag = engine.layout().tag(comm.id(), label);
-  t.signature = signature;
-  const std::size_t index = op.await(MPI_REQUEST_NULL, std::move(t));
+  const std::size_t index = op.await(MPI_REQUEST_NULL, receive_transit(comm, buf, count, type, mpi_source, label,
+                                                                     engine.layout().tag(comm.id(), label), signature));
   if (take_parked(op, index)) return;
   post_envelope_receive(op, index);
 }
@@ -559,17 +566,7 @@ MPI_Status recv_now(const RangeComm& comm, Engine& engine, void* buf, int count,
   require_live(engine);
   const int mpi_tag = engine.layout().tag(comm.id(), label);
   // The general path's view of this receive; the common case below needs none of it.
-  const auto transit = [&] {
-    Transit t;
-    t.buf = buf;
-    t.count = count;
-    t.type = type;
-    t.comm = &comm;
-    t.label = label;
-    t.mpi_source = mpi_source;
-    t.mpi_tag = mpi_tag;
-    return t;
-  };
+  const auto transit = [&] { return receive_transit(comm, buf, count, type, mpi_source, label, mpi_tag); };
   auto& parked = engine.parked();
   if (!parked.empty()) {
     const Transit t = transit();
