@@ -13,7 +13,11 @@ namespace rbc::detail {
 class Bcast : public Collective {
  public:
   Bcast(void* buf, int count, MPI_Datatype type, int root, const RangeComm& comm)
-      : Collective(comm, Kind::bcast, root, count), buf_(buf), count_(count), type_(type), tree_(CommAccess::size(comm), root, CommAccess::rank(comm)) {
+      : Collective(comm, Kind::bcast, root, count),
+        buf_(buf),
+        count_(count),
+        type_(type),
+        tree_(CommAccess::size(comm), root, CommAccess::rank(comm)) {
     one_at_a_time_ = static_cast<long long>(TypeInfo(type).size) * count >= kOneAtATimeBytes;
     sends_along_tree();
   }

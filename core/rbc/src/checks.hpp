@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "access.hpp"
 #include "rbc/comm.hpp"
 #include "rbc/error.hpp"
 
@@ -40,15 +41,22 @@ inline void check_type(const char* call, MPI_Datatype type) {
   if (type == MPI_DATATYPE_NULL) refuse_null(call, "datatype is MPI_DATATYPE_NULL");
 }
 
+// Both throw for a non-member or a freed base communicator first, whatever the rank; after that
+// one check, the communicator's fields are read directly (CommAccess).
+inline int checked_size(const RangeComm& comm) {
+  CommAccess::checked(comm);
+  return CommAccess::size(comm);
+}
+
 inline void check_rank(const char* call, const char* what, int rank, const RangeComm& comm) {
-  const int size = comm.size();
+  const int size = checked_size(comm);
   if (rank < 0 || rank >= size) refuse_rank(call, what, rank, size);
 }
 
 // Destination or source of point-to-point: a member rank or MPI_PROC_NULL (and MPI_ANY_SOURCE
 // where `wildcard` allows it).
 inline void check_peer(const char* call, const char* what, int rank, const RangeComm& comm, bool wildcard) {
-  const int size = comm.size();  // throws for non-members, whatever the rank
+  const int size = checked_size(comm);
   if (rank == MPI_PROC_NULL || (wildcard && rank == MPI_ANY_SOURCE)) return;
   if (rank < 0 || rank >= size) refuse_rank(call, what, rank, size);
 }

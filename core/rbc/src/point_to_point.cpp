@@ -2,10 +2,10 @@
 
 #include <memory>
 
+#include "access.hpp"
 #include "checks.hpp"
 #include "engine.hpp"
 #include "operation.hpp"
-#include "access.hpp"
 #include "tags.hpp"
 #include "wire.hpp"
 
@@ -45,14 +45,17 @@ class Transfer : public detail::Operation {
   void completed(std::size_t, const MPI_Status& status) override { status_ = translate(comm(), status); }
 };
 
-void check_send(const char* call, int count, MPI_Datatype type, int dest, int tag, const RangeComm& comm) {
+// Inline: every blocking call runs them, and their reports are out of line already (checks.hpp).
+[[gnu::always_inline]] inline void check_send(const char* call, int count, MPI_Datatype type, int dest, int tag,
+                                              const RangeComm& comm) {
   detail::check_count(call, count);
   detail::check_type(call, type);
   detail::check_peer(call, "destination", dest, comm, false);
   detail::check_tag(call, tag);
 }
 
-void check_recv(const char* call, int count, MPI_Datatype type, int source, int tag, const RangeComm& comm) {
+[[gnu::always_inline]] inline void check_recv(const char* call, int count, MPI_Datatype type, int source, int tag,
+                                              const RangeComm& comm) {
   detail::check_count(call, count);
   detail::check_type(call, type);
   detail::check_peer(call, "source", source, comm, true);
@@ -67,12 +70,7 @@ void check_recv(const char* call, int count, MPI_Datatype type, int source, int 
 // waits like requests, so that a call nothing will match is reported (kWatchStalls).
 void send(const void* buf, int count, MPI_Datatype type, int dest, int tag, const RangeComm& comm) {
   using detail::CommAccess;
-  detail::check_count("send", count);
-  detail::check_type("send", type);
-  CommAccess::checked(comm);
-  const int size = CommAccess::size(comm);
-  if (dest != MPI_PROC_NULL && (dest < 0 || dest >= size)) detail::refuse_rank("send", "destination", dest, size);
-  detail::check_tag("send", tag);
+  check_send("send", count, type, dest, tag, comm);
   detail::Engine& engine = CommAccess::engine(comm);
   if (detail::kWatchStalls || !engine.idle()) return isend(buf, count, type, dest, tag, comm).wait();
   if (dest == MPI_PROC_NULL) return;
@@ -88,14 +86,7 @@ Request isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, 
 
 Status recv(void* buf, int count, MPI_Datatype type, int source, int tag, const RangeComm& comm) {
   using detail::CommAccess;
-  detail::check_count("recv", count);
-  detail::check_type("recv", type);
-  CommAccess::checked(comm);
-  const int size = CommAccess::size(comm);
-  if (source != MPI_PROC_NULL && source != MPI_ANY_SOURCE && (source < 0 || source >= size)) {
-    detail::refuse_rank("recv", "source", source, size);
-  }
-  detail::check_tag("recv", tag);
+  check_recv("recv", count, type, source, tag, comm);
   if (source == MPI_PROC_NULL) return translate(comm, proc_null_status());
   detail::Engine& engine = CommAccess::engine(comm);
   if (detail::kWatchStalls || !engine.idle()) {

@@ -1,12 +1,10 @@
 #include "rbc/request.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <string>
-#include <thread>
 #include <utility>
 
 #include "engine.hpp"
@@ -164,15 +162,10 @@ void wait_abandoned(Request& request) noexcept {
   } catch (...) {
     std::fprintf(stderr, "rbc: a request destroyed before it completed could not complete\n");
   }
-  std::fflush(stderr);
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized) {
-    // As for RBC's other reports (wire.cpp): MPICH's mpiexec has dropped the aborting rank's
-    // last line when MPI_Abort followed it at once (seen on a loaded 2-core machine).
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
+  if (!finalized) detail::abort_after_report(MPI_COMM_WORLD, 1);
+  std::fflush(stderr);
   std::abort();
 }
 

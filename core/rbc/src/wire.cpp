@@ -22,17 +22,17 @@
 
 namespace rbc::detail {
 
-namespace {
-
-// Ends the job after RBC printed why (stderr, flushed). The pause lets the launcher forward the
-// report: MPICH's mpiexec tears the job down on MPI_Abort and has been seen to drop the aborting
-// rank's last line (exit code, no text) when it came just before.
-[[noreturn]] void abort_after_report(MPI_Comm comm, int code) {
+// The pause lets the launcher forward the report: MPICH's mpiexec tears the job down on
+// MPI_Abort and has been seen to drop the aborting rank's last line (exit code, no text) when it
+// came just before.
+void abort_after_report(MPI_Comm comm, int code) {
   std::fflush(stderr);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   MPI_Abort(comm, code);
   std::abort();  // MPI_Abort does not return; this keeps [[noreturn]] true if it did
 }
+
+namespace {
 
 #ifdef RBC_CHECK_ENVELOPE
 constexpr bool kChecked = true;
@@ -223,6 +223,15 @@ int pack_payload(const void* buf, int count, const TypeInfo& info, char* out, in
   return position;
 }
 
+// What a receive reports once it has taken a small message from `status`'s source: the user's
+// tag and the payload's size.
+MPI_Status delivered(MPI_Status status, int tag, std::uint64_t payload_bytes) {
+  status.MPI_TAG = tag;
+  status.MPI_ERROR = MPI_SUCCESS;
+  MPI_Status_set_elements(&status, MPI_BYTE, static_cast<int>(payload_bytes));
+  return status;
+}
+
 // Copies a small message's payload (`info`: the receive type's layout) into the receive buffer;
 // returns the delivered status (source, user tag, payload bytes).
 MPI_Status unpack_small(const Transit& t, const Envelope& e, const TypeInfo& info, int source, const char* payload) {
@@ -237,10 +246,7 @@ MPI_Status unpack_small(const Transit& t, const Envelope& e, const TypeInfo& inf
   }
   MPI_Status status{};
   status.MPI_SOURCE = source;
-  status.MPI_TAG = t.label.tag;
-  status.MPI_ERROR = MPI_SUCCESS;
-  MPI_Status_set_elements(&status, MPI_BYTE, static_cast<int>(e.bytes));
-  return status;
+  return delivered(status, t.label.tag, e.bytes);
 }
 
 // The receive in op's slot `index` takes the message with envelope `e` from `source`.
@@ -596,10 +602,7 @@ MPI_Status recv_now(const RangeComm& comm, Engine& engine, void* buf, int count,
           payload <= static_cast<std::size_t>(named) * static_cast<std::size_t>(count)) {
         const std::size_t whole = payload - payload % static_cast<std::size_t>(named);
         if (whole > 0) std::memcpy(buf, wire + kHeaderBytes, whole);
-        status.MPI_TAG = label.tag;
-        status.MPI_ERROR = MPI_SUCCESS;
-        MPI_Status_set_elements(&status, MPI_BYTE, static_cast<int>(payload));
-        return status;
+        return delivered(status, label.tag, payload);
       }
     }
     const Envelope e = read_envelope(wire, static_cast<std::size_t>(bytes), status.MPI_SOURCE, status.MPI_TAG);

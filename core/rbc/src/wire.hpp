@@ -59,6 +59,9 @@ class StallWatch {
   unsigned polls_ = 0;
 };
 
+// Ends the job (MPI_Abort with `code` on `comm`) after RBC printed why on stderr.
+[[noreturn]] void abort_after_report(MPI_Comm comm, int code);
+
 // Aborts with the report of a probe for (`mpi_source`, `label`) on `comm` that has stalled.
 [[noreturn]] void report_probe_stall(const RangeComm& comm, int mpi_source, const Label& label);
 
