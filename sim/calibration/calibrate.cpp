@@ -143,8 +143,9 @@ void pingpong(const Setup& s) {
 
 // RBC's own software cost: the ping-pong through rbc::isend / rbc::irecv and wait (the
 // nonblocking path the sorts and RBC's collectives use) on a RangeComm over the world, in the
-// eager range, and the same as an exchange (each against MPI's of the same bytes on the wire:
-// the difference is what RBC adds per message); an exchange through JQuick's pool against the
+// eager range, the same through the blocking rbc::send / rbc::recv, and the nonblocking one as an
+// exchange (each against MPI's of the same bytes on the wire: the difference is what RBC adds per
+// message); an exchange through JQuick's pool against the
 // same through RBC; the time of one local split (creation plus destruction of the RangeComm).
 void rbc_costs(const Setup& s) {
   const rbc::RangeComm world = rbc::RangeComm::from_mpi(s.world);
@@ -167,6 +168,25 @@ void rbc_costs(const Setup& s) {
     }
     emit(s, "\"kind\":\"rbc_pingpong\",\"bytes\":" + std::to_string(bytes), rbc_samples);
     emit(s, "\"kind\":\"rbc_pingpong_mpi\",\"bytes\":" + std::to_string(bytes) + ",\"wire_bytes\":" +
+                std::to_string(wire),
+         mpi_samples);
+  }
+  // The same through the blocking rbc::send / rbc::recv, with no operation in flight: the
+  // path of blocking point-to-point and of the tree collectives run at once (send_now, recv_now),
+  // which does less per message than a request, against MPI's blocking ping-pong of the wire bytes.
+  for (int bytes : {0, 8, 64, 256, 1024, 4096}) {
+    const int wire = bytes + kRbcEnvelopeBytes;
+    std::vector<char> buffer(static_cast<std::size_t>(std::max(wire, 1)));
+    std::vector<double> rbc_samples, mpi_samples;
+    for (int t = 0; t < trials; ++t) {
+      const auto r = half_round_trips(
+          s, 1, round_trips_for(bytes), [&](int peer) { rbc::send(buffer.data(), bytes, MPI_BYTE, peer, 4, world); },
+          [&](int peer) { rbc::recv(buffer.data(), bytes, MPI_BYTE, peer, 4, world); });
+      rbc_samples.push_back(r[0]);
+      mpi_samples.push_back(mpi_half_round_trips(s, 1, wire, buffer)[0]);
+    }
+    emit(s, "\"kind\":\"rbc_blocking_pingpong\",\"bytes\":" + std::to_string(bytes), rbc_samples);
+    emit(s, "\"kind\":\"rbc_blocking_pingpong_mpi\",\"bytes\":" + std::to_string(bytes) + ",\"wire_bytes\":" +
                 std::to_string(wire),
          mpi_samples);
   }

@@ -410,6 +410,9 @@ def fit_profile(records, np, library, version, how):
     message = fit_message(by, pp_all, np)
     if message:
         params["compute_message"] = message
+    immediate = fit_immediate_message(by, np)
+    if immediate:
+        params["compute_immediate_message"] = immediate
     if by.get("pool_exchange") and by.get("pool_exchange_rbc"):
         pool, direct = by["pool_exchange"][0], by["pool_exchange_rbc"][0]
         operations = pool.get("operations", 2)
@@ -439,6 +442,27 @@ def fit_profile(records, np, library, version, how):
             "bookkeeping; it sends nothing)")
     real_comm = {(r["op"], r["p"]): med(r) for r in by.get("comm", [])}
     return params, real_comm
+
+
+def fit_immediate_message(by, np):
+    """compute_immediate_message: what a message of RBC's blocking send / recv (no operation in
+    flight: a plain MPI_Send and MPI_Recv behind the envelope) costs beyond MPI's blocking
+    ping-pong of the same bytes on the wire; trials alternating, median of the pairwise
+    differences per size, least squares over sizes. None without those samples."""
+    rbc = {r["bytes"]: r["samples"] for r in by.get("rbc_blocking_pingpong", [])}
+    mpi = {r["bytes"]: r for r in by.get("rbc_blocking_pingpong_mpi", [])}
+    extra = [(b, max(statistics.median(x - m for x, m in zip(samples, mpi[b]["samples"])), 0.0))
+             for b, samples in sorted(rbc.items()) if b in mpi and len(mpi[b]["samples"]) == len(samples)]
+    if not extra:
+        return None
+    c0, c1 = least_squares([float(b) for b, _ in extra], [d for _, d in extra])
+    wire = sorted({r["wire_bytes"] - r["bytes"] for r in mpi.values() if "wire_bytes" in r})
+    what = (f"calibrate rbc at np={np}: RBC's blocking ping-pong (rbc::send / rbc::recv with no operation in "
+            "flight) minus MPI's blocking ping-pong")
+    what += f" of the same bytes on the wire (payload + {wire[0]} B envelope)" if len(wire) == 1 else " of the same payload"
+    what += (f", trials alternating, median of the pairwise differences of half round trips at "
+             f"{', '.join(str(b) for b, _ in extra)} B, per message; least squares")
+    return param([max(c0, 0.0), max(c1, 0.0)], "s: c0 + c1 * payload bytes", what)
 
 
 def fit_message(by, pp_all, np, simulated_mpi=None):

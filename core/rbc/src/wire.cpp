@@ -458,9 +458,11 @@ void throw_mpi_error(int rc, const char* call) {
 namespace {
 
 // RBC's software work per message, on top of the MPI library's (simulation only): a constant,
-// plus the copy into the envelope's buffer, which only a small message pays (`packed` bytes).
-void charge_message(int packed) {
-  cost::charge(cost::Kernel::message, static_cast<std::size_t>(inline_payload(packed) ? packed : 0));
+// plus the copy into the envelope's buffer, which only a small message pays (`packed` bytes). A
+// message of send_now costs less than one posted through an operation (no request bookkeeping,
+// no completion through a wait), so the two are charged apart.
+void charge_message(cost::Kernel kind, int packed) {
+  cost::charge(kind, static_cast<std::size_t>(inline_payload(packed) ? packed : 0));
 }
 
 // What a receive waits for, before its envelope has arrived.
@@ -493,7 +495,7 @@ void post_send(Operation& op, const RangeComm& comm, const void* buf, int count,
   const int mpi_tag = engine.layout().tag(comm.id(), label);
   const TypeInfo info(type);
   const int bound = packed_bytes(count, info);
-  charge_message(bound);
+  charge_message(cost::Kernel::message, bound);
   Transit t;
   t.stage = Transit::Stage::send;
   t.mpi_source = mpi_dest;  // for a stall report
@@ -540,7 +542,7 @@ void send_now(const RangeComm& comm, Engine& engine, const void* buf, int count,
   if (!kChecked && named > 0 && static_cast<std::int64_t>(count) * named <= kEagerWireBytes - kExtendedBytes) {
     // The common case in place: a predefined type's payload copied behind the header.
     const int bytes = count * named;
-    charge_message(bytes);
+    charge_message(cost::Kernel::immediate_message, bytes);
     alignas(std::uint64_t) char wire[kHeaderBytes + kEagerWireBytes];
     const Header h{CommAccess::key(comm), label, envelope_flags(false)};
     std::memcpy(wire, &h, sizeof h);
@@ -550,7 +552,7 @@ void send_now(const RangeComm& comm, Engine& engine, const void* buf, int count,
   }
   const TypeInfo info(type);
   const int bound = packed_bytes(count, info);
-  charge_message(bound);
+  charge_message(cost::Kernel::immediate_message, bound);
   if (inline_payload(bound)) {
     alignas(std::uint64_t) char wire[kReceiveBytes];  // MPI_Send is done with it on return
     const int size =

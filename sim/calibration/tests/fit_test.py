@@ -260,6 +260,36 @@ class Fits(unittest.TestCase):
         del simulated[1024]
         self.assertIn("0, 8, 64 B", calibrate.fit_message(by, {}, 2, simulated)["source"])
 
+    def test_immediate_message_charge_from_the_blocking_ping_pong(self):
+        # RBC's blocking ping-pong adds 60 ns + 0.05 ns per payload byte to MPI's of the same wire
+        # bytes, whatever the load of each trial; its nonblocking exchange adds 250 ns. Each path
+        # gets its own charge, and a profile without the blocking samples gets none for it.
+        loads = [2e-7, 2e-6, 3e-7, 1.5e-6, 2e-7]
+        records = link_records()
+        for b in (0, 8, 64, 1024):
+            records.append(rec("rbc_blocking_pingpong_mpi", [x + 1e-9 * b for x in loads], bytes=b,
+                               wire_bytes=b + 56))
+            records.append(rec("rbc_blocking_pingpong", [x + 1e-9 * b + 6e-8 + 5e-11 * b for x in loads], bytes=b))
+            records.append(rec("rbc_exchange_mpi", loads, bytes=b, wire_bytes=b + 56))
+            records.append(rec("rbc_exchange", [x + 2.5e-7 for x in loads], bytes=b))
+        params, _ = calibrate.fit_profile(records, 2, "Open MPI", "4.1", "")
+        c0, c1 = params["compute_immediate_message"]["value"]
+        self.assertAlmostEqual(c0, 6e-8, delta=1e-12)
+        self.assertAlmostEqual(c1, 5e-11, delta=1e-15)
+        self.assertIn("blocking ping-pong", params["compute_immediate_message"]["source"])
+        self.assertIn("payload + 56 B envelope", params["compute_immediate_message"]["source"])
+        self.assertAlmostEqual(params["compute_message"]["value"][0], 2.5e-7, delta=1e-12)
+        profile = {"schema": cp.SCHEMA, "name": "t", "machine": {}, "mpi": {}, "date": "", "parameters": params}
+        cp.validate(profile)
+        env = cp.environment(profile)
+        self.assertEqual(env["JANUS_COST_IMMEDIATE_MESSAGE"], f"0:{c0!r},{c1!r}")
+        self.assertNotEqual(env["JANUS_COST_IMMEDIATE_MESSAGE"], env["JANUS_COST_MESSAGE"])
+        # An older profile (no blocking samples) charges the blocking path as any message.
+        del params["compute_immediate_message"]
+        env = cp.environment(profile)
+        self.assertEqual(env["JANUS_COST_IMMEDIATE_MESSAGE"], env["JANUS_COST_MESSAGE"])
+        self.assertIsNone(calibrate.fit_immediate_message(calibrate.by_kind(link_records()), 2))
+
     def test_pool_charge_per_completed_operation(self):
         loads = [5e-7, 3e-6, 6e-7]
         records = [rec("pool_exchange", [x + 1.6e-7 for x in loads], bytes=8, operations=2),

@@ -26,6 +26,9 @@ enum class Kernel {
   // RBC's own software work, beyond what the MPI library underneath costs (which the profile's
   // per-message overheads already model):
   message,       // one RBC message copying n payload bytes (envelope, bookkeeping): f(n) = n
+  // one RBC message sent by a blocking call with no operation in flight (a plain MPI_Send, no
+  // operation object or request bookkeeping), copying n payload bytes: f(n) = n
+  immediate_message,
   communicator,  // one RBC communicator created locally (split): f(n) = n, charged with n = 1
   collective,    // one RBC collective call's bookkeeping, messages apart: f(n) = n, n = 1
   reduce,        // a reduction operator applied to n bytes (MPI_Reduce_local in RBC): f(n) = n
