@@ -39,13 +39,20 @@ IBM_SPLIT_PER_RANK = 14e-9
 LARGE = {"bcast": "binomial_tree", "reduce": "binomial", "allreduce": "rdb", "barrier": "ompi_recursivedoubling",
          "allgather": "rdb", "allgatherv": "mpich_rdb", "gather": "ompi_binomial", "scatter": "ompi_binomial",
          "alltoall": "bruck", "alltoallv": "ompi", "reduce_scatter": "mpich_rdb"}
-# RBC's own work per message beyond the MPI library's: c0 + c1 * payload bytes. The seeds give
-# none. This is today's RBC on the development VM: in dev-2core's samples (`./janus calibrate
-# --np 2` at 2838574), RBC's exchange minus MPI's exchange of the same wire bytes, both real,
-# trials alternating; medians of the pairwise differences at 0 B to 4 KiB, least squares.
-# (dev-2core's own compute_message also holds what a real MPI exchange costs beyond SMPI's
-# price for it; that part is MPI's, so it is left out here.)
-RBC_MESSAGE = [1.62e-7, 4.0e-11]
+# RBC's own work per message beyond the MPI library's: c0 + c1 * payload bytes, apart for a
+# message posted through an operation (RBC_MESSAGE: requests, and collectives other than the tree
+# ones run at once) and one of a blocking call with no operation in flight (RBC_IMMEDIATE_MESSAGE:
+# send and recv, and bcast, reduce and gather run at once, which send with plain MPI_Send). The
+# seeds give none. This is today's RBC on the development VM, both from the same three runs of
+# `./janus calibrate --np 2` at 473408d (Open MPI 4.1.4), median of the three fits: RBC's real
+# exchange (irecv, isend, waits) minus MPI's real exchange of the same wire bytes, and RBC's
+# blocking ping-pong minus MPI's, trials alternating, medians of the pairwise differences at 0 B
+# to 4 KiB, least squares. (dev-2core's own compute_message also holds what a real MPI exchange
+# costs beyond SMPI's price for it; that part is MPI's, so it is left out here.) Until 2026-11-28
+# both paths were charged 162 ns + 0.04 ns/B, fitted to the exchange at 2838574, with the VM in
+# its slower mode (MPI's 8-byte half round trip 329 ns there, 147-152 ns in these runs).
+RBC_MESSAGE = [2.80e-7, 4.88e-11]
+RBC_IMMEDIATE_MESSAGE = [4.14e-8, 2.66e-11]
 # The local kernels of today's code (core/localsort, JQuick's partition and copies, hypercube
 # quicksort's reshuffle and merges) as the development VM runs them: dev-2core's segments
 # (`./janus calibrate --np 2` at 2838574, Open MPI 4.1.4, both cores busy), rounded to three
@@ -91,10 +98,15 @@ def common(alpha, alpha_src, bw, bw_src, library):
                  "assumed: as os; MPI_Isend costs its caller what MPI_Send does (Open MPI 4.1 on the development "
                  "machine: 85 against 84 ns below 512 B). RBC's own work per message is compute_message"),
         "compute_message": p(RBC_MESSAGE, "s: c0 + c1 * payload bytes",
-                             "assumed: RBC's own work per message beyond MPI's, measured on the development machine: "
-                             "RBC's real exchange minus MPI's real exchange of the same wire bytes, 0 B to 4 KiB "
-                             "(dev-2core samples, ./janus calibrate --np 2, Open MPI 4.1.4, at 2838574), least "
-                             "squares; the seeds give none"),
+                             "assumed: RBC's own work per message posted through an operation, beyond MPI's, "
+                             "measured on the development machine: RBC's real exchange minus MPI's real exchange of "
+                             "the same wire bytes, 0 B to 4 KiB (./janus calibrate --np 2, Open MPI 4.1.4, at "
+                             "473408d, median of three runs' fits), least squares; the seeds give none"),
+        "compute_immediate_message": p(RBC_IMMEDIATE_MESSAGE, "s: c0 + c1 * payload bytes",
+                                       "assumed: RBC's own work per message of a blocking call with no operation in "
+                                       "flight (plain MPI_Send / MPI_Recv behind the envelope), beyond MPI's, measured "
+                                       "on the development machine: RBC's blocking ping-pong minus MPI's of the same "
+                                       "wire bytes, 0 B to 4 KiB, same runs as compute_message; the seeds give none"),
         "iprobe": p(4.2e-8, "s", "assumed: MPI_Iprobe of Open MPI 4.1 on the development machine; the seeds give none"),
         "test": p(2.5e-8, "s", "assumed: MPI_Test of Open MPI 4.1 on the development machine; the seeds give none"),
         "node_alpha": p(0.3e-6, "s", "assumed: typical shared-memory MPI latency (platforms/platformgen.py); the seeds give none"),
