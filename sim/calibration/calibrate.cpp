@@ -190,6 +190,44 @@ void rbc_costs(const Setup& s) {
                 std::to_string(wire),
          mpi_samples);
   }
+  // Collectives run at once that exchange (allreduce, scan, allgather, barrier) post their sends
+  // through a pooled buffer and wait for them at the end of each step, and take their receives in
+  // place: a third cost per message. Measured on a communicator of ranks 0 and 1, where a
+  // barrier and an allgather by recursive doubling are one exchange of 0 and of `bytes` bytes,
+  // against MPI's exchange of the same wire bytes (fit_collective_message subtracts the
+  // call's own bookkeeping, rbc_collective, and divides by one message per rank).
+  {
+    const rbc::RangeComm pair = world.split(0, 1);
+    for (int bytes : {0, 8, 1024}) {
+      const int wire = bytes + kRbcEnvelopeBytes;
+      const int count = bytes / static_cast<int>(sizeof(double));
+      std::vector<double> mine(static_cast<std::size_t>(std::max(count, 1)), 1.0), all(2 * mine.size());
+      std::vector<char> out(static_cast<std::size_t>(wire)), in(out.size());
+      std::vector<double> rbc_samples, mpi_samples;
+      for (int t = 0; t < trials; ++t) {
+        rbc_samples.push_back(per_call(s, 1, round_trips_for(bytes), true, [&] {
+          if (s.rank > 1) return;
+          if (bytes == 0) {
+            rbc::barrier(pair);
+          } else {
+            rbc::allgather(mine.data(), count, MPI_DOUBLE, all.data(), count, MPI_DOUBLE, pair);
+          }
+        })[0]);
+        mpi_samples.push_back(per_call(s, 1, round_trips_for(bytes), true, [&] {
+          if (s.rank > 1) return;
+          const int other = 1 - s.rank;
+          MPI_Request requests[2];
+          check(MPI_Irecv(in.data(), wire, MPI_BYTE, other, 5, s.world, &requests[0]), "MPI_Irecv");
+          check(MPI_Isend(out.data(), wire, MPI_BYTE, other, 5, s.world, &requests[1]), "MPI_Isend");
+          check(MPI_Waitall(2, requests, MPI_STATUSES_IGNORE), "MPI_Waitall");
+        })[0]);
+      }
+      emit(s, "\"kind\":\"rbc_collective_exchange\",\"bytes\":" + std::to_string(bytes), rbc_samples);
+      emit(s, "\"kind\":\"rbc_collective_exchange_mpi\",\"bytes\":" + std::to_string(bytes) +
+                  ",\"wire_bytes\":" + std::to_string(wire),
+           mpi_samples);
+    }
+  }
   const int peer = 1 - s.rank;
   // One trial of exchanges of `bytes` bytes through RBC between ranks 0 and 1.
   const auto rbc_exchange = [&](void* in, const void* out, int bytes, int tag) {

@@ -413,6 +413,9 @@ def fit_profile(records, np, library, version, how):
     immediate = fit_immediate_message(by, np)
     if immediate:
         params["compute_immediate_message"] = immediate
+    collective = fit_collective_message(by, np)
+    if collective:
+        params["compute_collective_message"] = collective
     if by.get("pool_exchange") and by.get("pool_exchange_rbc"):
         pool, direct = by["pool_exchange"][0], by["pool_exchange_rbc"][0]
         operations = pool.get("operations", 2)
@@ -444,25 +447,51 @@ def fit_profile(records, np, library, version, how):
     return params, real_comm
 
 
+def paired_extra(by, kind, minus=0.0):
+    """[(payload bytes, median over trials of (RBC's sample - MPI's) - minus)] for the records
+    `kind` and `kind`_mpi measured in alternating trials, and the envelope bytes the MPI side
+    added (a list: one value where all sizes agree)."""
+    rbc = {r["bytes"]: r["samples"] for r in by.get(kind, [])}
+    mpi = {r["bytes"]: r for r in by.get(kind + "_mpi", [])}
+    extra = [(b, max(statistics.median(x - m for x, m in zip(samples, mpi[b]["samples"])) - minus, 0.0))
+             for b, samples in sorted(rbc.items()) if b in mpi and len(mpi[b]["samples"]) == len(samples)]
+    wire = sorted({r["wire_bytes"] - r["bytes"] for r in mpi.values() if "wire_bytes" in r})
+    return extra, wire
+
+
+def fitted_line(extra, wire, what):
+    c0, c1 = least_squares([float(b) for b, _ in extra], [d for _, d in extra])
+    what += f" of the same bytes on the wire (payload + {wire[0]} B envelope)" if len(wire) == 1 else " of the same payload"
+    what += (f", trials alternating, median of the pairwise differences at {', '.join(str(b) for b, _ in extra)} B, "
+             "per message; least squares")
+    return param([max(c0, 0.0), max(c1, 0.0)], "s: c0 + c1 * payload bytes", what)
+
+
 def fit_immediate_message(by, np):
     """compute_immediate_message: what a message of RBC's blocking send / recv (no operation in
     flight: a plain MPI_Send and MPI_Recv behind the envelope) costs beyond MPI's blocking
-    ping-pong of the same bytes on the wire; trials alternating, median of the pairwise
-    differences per size, least squares over sizes. None without those samples."""
-    rbc = {r["bytes"]: r["samples"] for r in by.get("rbc_blocking_pingpong", [])}
-    mpi = {r["bytes"]: r for r in by.get("rbc_blocking_pingpong_mpi", [])}
-    extra = [(b, max(statistics.median(x - m for x, m in zip(samples, mpi[b]["samples"])), 0.0))
-             for b, samples in sorted(rbc.items()) if b in mpi and len(mpi[b]["samples"]) == len(samples)]
+    ping-pong of the same bytes on the wire, per half round trip; least squares over sizes.
+    None without those samples."""
+    extra, wire = paired_extra(by, "rbc_blocking_pingpong")
     if not extra:
         return None
-    c0, c1 = least_squares([float(b) for b, _ in extra], [d for _, d in extra])
-    wire = sorted({r["wire_bytes"] - r["bytes"] for r in mpi.values() if "wire_bytes" in r})
-    what = (f"calibrate rbc at np={np}: RBC's blocking ping-pong (rbc::send / rbc::recv with no operation in "
-            "flight) minus MPI's blocking ping-pong")
-    what += f" of the same bytes on the wire (payload + {wire[0]} B envelope)" if len(wire) == 1 else " of the same payload"
-    what += (f", trials alternating, median of the pairwise differences of half round trips at "
-             f"{', '.join(str(b) for b, _ in extra)} B, per message; least squares")
-    return param([max(c0, 0.0), max(c1, 0.0)], "s: c0 + c1 * payload bytes", what)
+    return fitted_line(extra, wire, f"calibrate rbc at np={np}: RBC's blocking ping-pong (rbc::send / rbc::recv with "
+                                    "no operation in flight) minus MPI's blocking ping-pong, per half round trip,")
+
+
+def fit_collective_message(by, np):
+    """compute_collective_message: what a message of an exchanging RBC collective run at once
+    costs beyond MPI's exchange of the same wire bytes: a barrier and allgathers on two ranks
+    (one exchange each) minus MPI's Irecv + Isend + Waitall, less the call's own bookkeeping
+    (rbc_collective, charged as compute_collective). None without those samples."""
+    bookkeeping = med(by["rbc_collective"][0]) if by.get("rbc_collective") else 0.0
+    extra, wire = paired_extra(by, "rbc_collective_exchange", bookkeeping)
+    if not extra:
+        return None
+    return fitted_line(extra, wire, f"calibrate rbc at np={np}: RBC's barrier (0 B) and allgather by recursive "
+                                    "doubling on two ranks, one exchange each, less a collective call's own "
+                                    f"bookkeeping ({bookkeeping * 1e9:.0f} ns, rbc_collective), minus MPI's "
+                                    "exchange (Irecv, Isend, Waitall)")
 
 
 def fit_message(by, pp_all, np, simulated_mpi=None):

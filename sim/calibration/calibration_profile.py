@@ -36,11 +36,13 @@ BW_FACTOR = "bw_factor"
 LAT_FACTOR = "lat_factor"
 CREATION = ("comm_create_group", "comm_split", "comm_dup", "comm_free")  # [A, B(, C)]: A + B log2 p + C p
 # compute_<k>: [c0, c1] (c0 + c1 f(n)) or [[n, c0, c1], ...] from n = 0 (c0 + c1 (f(n) - f(start))
-# in the last segment starting at or below n); message, immediate_message, communicator and collective
-# are RBC's own software work (core/cost). A profile without immediate_message charges a blocking
-# call's message (send_now) as compute_message, as every profile did before the two were apart.
-KERNELS = ("sort", "partition", "select", "merge", "copy", "shuffle", "message", "immediate_message", "communicator",
-           "collective", "reduce", "continuation")
+# in the last segment starting at or below n); message, immediate_message, collective_message,
+# communicator and collective are RBC's own software work (core/cost). A profile without
+# immediate_message or collective_message charges those messages (a blocking call's, an exchanging
+# collective's run at once) as compute_message, as every profile did before they were apart.
+KERNELS = ("sort", "partition", "select", "merge", "copy", "shuffle", "message", "immediate_message",
+           "collective_message", "communicator", "collective", "reduce", "continuation")
+MESSAGE_PATHS = ("immediate_message", "collective_message")
 REQUIRED = PIECEWISE + SECONDS + ("node_alpha", "node_bw")
 
 SELECTORS = ("default", "ompi", "mpich", "mvapich2", "impi", "automatic")
@@ -287,7 +289,7 @@ def environment(profile):
         env["JANUS_CHARGE_TYPE_COMMIT"] = f"{float(v)!r},0"
     for k in KERNELS:
         v = value(profile, "compute_" + k)
-        if v is None and k == "immediate_message":
+        if v is None and k in MESSAGE_PATHS:
             v = value(profile, "compute_message")
         if v is not None:
             env["JANUS_COST_" + k.upper()] = ";".join(f"{int(n)}:{float(c0)!r},{float(c1)!r}"

@@ -22,6 +22,7 @@ const char* env_name(Kernel kernel) {
     case Kernel::shuffle: return "JANUS_COST_SHUFFLE";
     case Kernel::message: return "JANUS_COST_MESSAGE";
     case Kernel::immediate_message: return "JANUS_COST_IMMEDIATE_MESSAGE";
+    case Kernel::collective_message: return "JANUS_COST_COLLECTIVE_MESSAGE";
     case Kernel::communicator: return "JANUS_COST_COMMUNICATOR";
     case Kernel::collective: return "JANUS_COST_COLLECTIVE";
     case Kernel::reduce: return "JANUS_COST_REDUCE";

@@ -22,6 +22,7 @@ TEST(CostModel, SortIsNLogN) {
 TEST(CostModel, LinearKernels) {
   for (auto k : {cost::Kernel::partition, cost::Kernel::select, cost::Kernel::merge,
                  cost::Kernel::copy, cost::Kernel::shuffle, cost::Kernel::message, cost::Kernel::immediate_message,
+                 cost::Kernel::collective_message,
                  cost::Kernel::communicator,
                  cost::Kernel::collective, cost::Kernel::reduce, cost::Kernel::continuation}) {
     EXPECT_DOUBLE_EQ(cost::modelled_seconds(k, 500, "0,3e-9"), 1.5e-6);

@@ -134,7 +134,8 @@ class Collective : public Operation {
       send_now(comm(), engine(), buf, count, type, CommAccess::mpi_rank(comm(), rank), label(phase));
       return;
     }
-    post_send(*this, comm(), buf, count, type, CommAccess::mpi_rank(comm(), rank), label(phase), signature_);
+    post_send(*this, comm(), buf, count, type, CommAccess::mpi_rank(comm(), rank), label(phase), signature_,
+              immediate_ ? cost::Kernel::collective_message : cost::Kernel::message);
   }
   // For collectives whose messages only go along the edges of a tree, away from the root or
   // towards it, and a member receives from its peers before it sends on: no peer ever waits for

@@ -483,7 +483,7 @@ Transit receive_transit(const RangeComm& comm, void* buf, int count, MPI_Datatyp
 }  // namespace
 
 void post_send(Operation& op, const RangeComm& comm, const void* buf, int count, MPI_Datatype type, int mpi_dest,
-               const Label& label, std::uint64_t signature) {
+               const Label& label, std::uint64_t signature, cost::Kernel charge) {
   Engine& engine = *comm.engine();
   require_live(engine);
   MPI_Request request;
@@ -495,7 +495,7 @@ void post_send(Operation& op, const RangeComm& comm, const void* buf, int count,
   const int mpi_tag = engine.layout().tag(comm.id(), label);
   const TypeInfo info(type);
   const int bound = packed_bytes(count, info);
-  charge_message(cost::Kernel::message, bound);
+  charge_message(charge, bound);
   Transit t;
   t.stage = Transit::Stage::send;
   t.mpi_source = mpi_dest;  // for a stall report

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "cost/charge.hpp"
 #include "mpi_error.hpp"
 #include "operation.hpp"
 #include "rbc/comm.hpp"
@@ -70,9 +71,11 @@ class StallWatch {
 [[noreturn]] void report_stall(const Engine& engine, double seconds, const std::string& waits);
 
 // `signature`: what the collective is (kind, root, count; 0 for point-to-point), compared at
-// the receiver in the checked build, which names mismatched collectives.
+// the receiver in the checked build, which names mismatched collectives. `charge`: the kernel the
+// simulation charges RBC's own work for the message to (a request's, or a collective's run at once).
 void post_send(Operation& op, const RangeComm& comm, const void* buf, int count, MPI_Datatype type,
-               int mpi_dest, const Label& label, std::uint64_t signature = 0);
+               int mpi_dest, const Label& label, std::uint64_t signature = 0,
+               cost::Kernel charge = cost::Kernel::message);
 // `comm` must outlive the receive (operations keep their communicator as a member).
 void post_recv(Operation& op, const RangeComm& comm, void* buf, int count, MPI_Datatype type,
                int mpi_source, const Label& label, std::uint64_t signature = 0);

@@ -151,29 +151,30 @@ class CalibratedModel(unittest.TestCase):
         self.assertAlmostEqual(after["pool_exchange"] - before["pool_exchange"], 2 * charge, delta=1e-9)
         self.assertEqual(after["pool_exchange_rbc"], before["pool_exchange_rbc"])
 
-    def test_blocking_messages_take_the_immediate_charge(self):
-        # A blocking rbc::send with no operation in flight pays compute_immediate_message, a
-        # message posted through a request compute_message: each half round trip of a ping-pong
-        # is one message, so each charge moves its own ping-pong by itself and not the other.
+    def test_each_message_path_takes_its_own_charge(self):
+        # A message posted through a request pays compute_message, a blocking rbc::send with no
+        # operation in flight compute_immediate_message, and a message of an exchanging collective
+        # run at once (a barrier or allgather on two ranks: one exchange) compute_collective_message.
+        # Each ping-pong's half round trip and each exchange is one message per rank, so each
+        # charge moves its own measurement by itself and leaves the others as they were.
         charge = 1e-6
-        _, plain = self.simulate_with({"compute_message": [0.0, 0.0], "compute_immediate_message": [0.0, 0.0]},
-                                      ["rbc"])
-        _, immediate = self.simulate_with(
-            {"compute_message": [0.0, 0.0], "compute_immediate_message": [charge, 0.0]}, ["rbc"])
-        _, posted = self.simulate_with({"compute_message": [charge, 0.0], "compute_immediate_message": [0.0, 0.0]},
-                                       ["rbc"])
-        def by_size(records):
-            return {(r["kind"], r.get("bytes")): statistics.median(r["samples"]) for r in records}
+        kernels = {"rbc_pingpong": "compute_message", "rbc_blocking_pingpong": "compute_immediate_message",
+                   "rbc_collective_exchange": "compute_collective_message"}
 
-        before, after_immediate, after_posted = by_size(plain), by_size(immediate), by_size(posted)
-        sizes = sorted(b for kind, b in before if kind == "rbc_blocking_pingpong")
-        self.assertEqual(sizes, [0, 8, 64, 256, 1024, 4096])
-        for b in sizes:
-            blocking, nonblocking = ("rbc_blocking_pingpong", b), ("rbc_pingpong", b)
-            self.assertAlmostEqual(after_immediate[blocking] - before[blocking], charge, delta=1e-9, msg=f"{b} B")
-            self.assertEqual(after_immediate[nonblocking], before[nonblocking], f"{b} B")
-            self.assertAlmostEqual(after_posted[nonblocking] - before[nonblocking], charge, delta=1e-9, msg=f"{b} B")
-            self.assertEqual(after_posted[blocking], before[blocking], f"{b} B")
+        def by_size(records):
+            return {(r["kind"], r.get("bytes")): statistics.median(r["samples"]) for r in records
+                    if r["kind"] in kernels}
+
+        zero = {name: [0.0, 0.0] for name in kernels.values()}
+        before = by_size(self.simulate_with(zero, ["rbc"])[1])
+        self.assertEqual(sorted(b for kind, b in before if kind == "rbc_blocking_pingpong"), [0, 8, 64, 256, 1024, 4096])
+        self.assertEqual(sorted(b for kind, b in before if kind == "rbc_collective_exchange"), [0, 8, 1024])
+        for charged in kernels.values():
+            after = by_size(self.simulate_with(dict(zero, **{charged: [charge, 0.0]}), ["rbc"])[1])
+            for (kind, b), seconds in before.items():
+                moved = charge if kernels[kind] == charged else 0.0
+                self.assertAlmostEqual(after[(kind, b)] - seconds, moved, delta=1e-9,
+                                       msg=f"{kind} at {b} B with {charged} charged")
 
     def test_rbc_reductions_charge_the_operator(self):
         # On two ranks a reduce of 1024 doubles applies the operator once, at the root, to 8192

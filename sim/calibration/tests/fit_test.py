@@ -288,7 +288,28 @@ class Fits(unittest.TestCase):
         del params["compute_immediate_message"]
         env = cp.environment(profile)
         self.assertEqual(env["JANUS_COST_IMMEDIATE_MESSAGE"], env["JANUS_COST_MESSAGE"])
+        self.assertEqual(env["JANUS_COST_COLLECTIVE_MESSAGE"], env["JANUS_COST_MESSAGE"])
         self.assertIsNone(calibrate.fit_immediate_message(calibrate.by_kind(link_records()), 2))
+        self.assertIsNone(calibrate.fit_collective_message(calibrate.by_kind(link_records()), 2))
+
+    def test_collective_message_charge_leaves_out_the_calls_bookkeeping(self):
+        # A barrier and allgathers on two ranks (one exchange each) take 150 ns + 0.1 ns per
+        # payload byte more than MPI's exchange of the same wire bytes; 40 ns of that is the call's
+        # own bookkeeping, which compute_collective charges already.
+        loads = [3e-7, 1e-6, 4e-7]
+        records = link_records() + [rec("rbc_collective", [4e-8, 4e-8, 4e-8], p=1)]
+        for b in (0, 8, 1024):
+            records.append(rec("rbc_collective_exchange_mpi", loads, bytes=b, wire_bytes=b + 56))
+            records.append(rec("rbc_collective_exchange", [x + 1.5e-7 + 1e-10 * b for x in loads], bytes=b))
+        params, _ = calibrate.fit_profile(records, 2, "Open MPI", "4.1", "")
+        c0, c1 = params["compute_collective_message"]["value"]
+        self.assertAlmostEqual(c0, 1.1e-7, delta=1e-12)
+        self.assertAlmostEqual(c1, 1e-10, delta=1e-15)
+        self.assertAlmostEqual(params["compute_collective"]["value"][0], 4e-8, delta=1e-15)
+        self.assertIn("bookkeeping (40 ns", params["compute_collective_message"]["source"])
+        profile = {"schema": cp.SCHEMA, "name": "t", "machine": {}, "mpi": {}, "date": "", "parameters": params}
+        cp.validate(profile)
+        self.assertEqual(cp.environment(profile)["JANUS_COST_COLLECTIVE_MESSAGE"], f"0:{c0!r},{c1!r}")
 
     def test_pool_charge_per_completed_operation(self):
         loads = [5e-7, 3e-6, 6e-7]

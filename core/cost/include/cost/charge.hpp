@@ -29,6 +29,10 @@ enum class Kernel {
   // one RBC message sent by a blocking call with no operation in flight (a plain MPI_Send, no
   // operation object or request bookkeeping), copying n payload bytes: f(n) = n
   immediate_message,
+  // one message of an RBC collective run at once that exchanges (allreduce, scan, allgather,
+  // barrier): an MPI_Isend of a pooled wire buffer, waited for at the end of its step, copying n
+  // payload bytes: f(n) = n
+  collective_message,
   communicator,  // one RBC communicator created locally (split): f(n) = n, charged with n = 1
   collective,    // one RBC collective call's bookkeeping, messages apart: f(n) = n, n = 1
   reduce,        // a reduction operator applied to n bytes (MPI_Reduce_local in RBC): f(n) = n
