@@ -39,20 +39,23 @@ IBM_SPLIT_PER_RANK = 14e-9
 LARGE = {"bcast": "binomial_tree", "reduce": "binomial", "allreduce": "rdb", "barrier": "ompi_recursivedoubling",
          "allgather": "rdb", "allgatherv": "mpich_rdb", "gather": "ompi_binomial", "scatter": "ompi_binomial",
          "alltoall": "bruck", "alltoallv": "ompi", "reduce_scatter": "mpich_rdb"}
-# RBC's own work per message beyond the MPI library's: c0 + c1 * payload bytes, apart for a
-# message posted through an operation (RBC_MESSAGE: requests, and collectives other than the tree
-# ones run at once) and one of a blocking call with no operation in flight (RBC_IMMEDIATE_MESSAGE:
-# send and recv, and bcast, reduce and gather run at once, which send with plain MPI_Send). The
-# seeds give none. This is today's RBC on the development VM, both from the same three runs of
-# `./janus calibrate --np 2` at 473408d (Open MPI 4.1.4), median of the three fits: RBC's real
-# exchange (irecv, isend, waits) minus MPI's real exchange of the same wire bytes, and RBC's
-# blocking ping-pong minus MPI's, trials alternating, medians of the pairwise differences at 0 B
-# to 4 KiB, least squares. (dev-2core's own compute_message also holds what a real MPI exchange
-# costs beyond SMPI's price for it; that part is MPI's, so it is left out here.) Until 2026-11-28
-# both paths were charged 162 ns + 0.04 ns/B, fitted to the exchange at 2838574, with the VM in
-# its slower mode (MPI's 8-byte half round trip 329 ns there, 147-152 ns in these runs).
-RBC_MESSAGE = [2.80e-7, 4.88e-11]
-RBC_IMMEDIATE_MESSAGE = [4.14e-8, 2.66e-11]
+# RBC's own work per message beyond the MPI library's: c0 + c1 * payload bytes, by the path the
+# message takes. RBC_MESSAGE: posted through an operation (requests: the sorts' exchanges, every
+# nonblocking call). RBC_IMMEDIATE_MESSAGE: a blocking call with no operation in flight (send and
+# recv, and bcast, reduce and gather run at once, which send with plain MPI_Send). RBC_COLLECTIVE_MESSAGE:
+# an exchanging collective run at once (allreduce, scan, allgather, barrier: a pooled buffer's
+# MPI_Isend, waited at the end of the step). The seeds give none. This is today's RBC on the
+# development VM, all three from the same three runs of `./janus calibrate --np 2` at a15ca2f
+# (Open MPI 4.1.4), median of the three fits per coefficient: RBC's real exchange (irecv, isend,
+# waits) minus MPI's real exchange of the same wire bytes; RBC's blocking ping-pong minus MPI's;
+# a barrier and allgathers on two ranks minus MPI's exchange, less the call's own bookkeeping
+# (compute_collective). Trials alternating, medians of the pairwise differences, 0 B to 4 KiB
+# (1 KiB for the collectives), least squares. (dev-2core's own compute_message also holds what a
+# real MPI exchange costs beyond SMPI's price for it; that part is MPI's, so it is left out here.)
+# Until 2026-11-28 every path was charged 162 ns + 0.04 ns/B, fitted to the exchange at 2838574.
+RBC_MESSAGE = [3.06e-7, 4.23e-11]
+RBC_IMMEDIATE_MESSAGE = [3.84e-8, 2.13e-11]
+RBC_COLLECTIVE_MESSAGE = [1.05e-7, 8.6e-11]
 # The local kernels of today's code (core/localsort, JQuick's partition and copies, hypercube
 # quicksort's reshuffle and merges) as the development VM runs them: dev-2core's segments
 # (`./janus calibrate --np 2` at 2838574, Open MPI 4.1.4, both cores busy), rounded to three
@@ -101,12 +104,18 @@ def common(alpha, alpha_src, bw, bw_src, library):
                              "assumed: RBC's own work per message posted through an operation, beyond MPI's, "
                              "measured on the development machine: RBC's real exchange minus MPI's real exchange of "
                              "the same wire bytes, 0 B to 4 KiB (./janus calibrate --np 2, Open MPI 4.1.4, at "
-                             "473408d, median of three runs' fits), least squares; the seeds give none"),
+                             "a15ca2f, median of three runs' fits), least squares; the seeds give none"),
         "compute_immediate_message": p(RBC_IMMEDIATE_MESSAGE, "s: c0 + c1 * payload bytes",
                                        "assumed: RBC's own work per message of a blocking call with no operation in "
                                        "flight (plain MPI_Send / MPI_Recv behind the envelope), beyond MPI's, measured "
                                        "on the development machine: RBC's blocking ping-pong minus MPI's of the same "
                                        "wire bytes, 0 B to 4 KiB, same runs as compute_message; the seeds give none"),
+        "compute_collective_message": p(RBC_COLLECTIVE_MESSAGE, "s: c0 + c1 * payload bytes",
+                                        "assumed: RBC's own work per message of an exchanging collective run at once "
+                                        "(allreduce, scan, allgather, barrier), beyond MPI's, measured on the "
+                                        "development machine: a barrier and allgathers on two ranks minus MPI's "
+                                        "exchange of the same wire bytes, less the call's own bookkeeping, 0 B to "
+                                        "1 KiB, same runs as compute_message; the seeds give none"),
         "iprobe": p(4.2e-8, "s", "assumed: MPI_Iprobe of Open MPI 4.1 on the development machine; the seeds give none"),
         "test": p(2.5e-8, "s", "assumed: MPI_Test of Open MPI 4.1 on the development machine; the seeds give none"),
         "node_alpha": p(0.3e-6, "s", "assumed: typical shared-memory MPI latency (platforms/platformgen.py); the seeds give none"),
