@@ -1,7 +1,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <set>
 #include <stdexcept>
+#include <string>
 
 #include "cost/charge.hpp"
 
@@ -20,11 +22,10 @@ TEST(CostModel, SortIsNLogN) {
 }
 
 TEST(CostModel, LinearKernels) {
-  for (auto k : {cost::Kernel::partition, cost::Kernel::select, cost::Kernel::merge,
-                 cost::Kernel::copy, cost::Kernel::shuffle, cost::Kernel::message, cost::Kernel::immediate_message,
-                 cost::Kernel::collective_message,
-                 cost::Kernel::communicator,
-                 cost::Kernel::collective, cost::Kernel::reduce, cost::Kernel::continuation}) {
+  for (auto k : {cost::Kernel::partition, cost::Kernel::select, cost::Kernel::merge, cost::Kernel::copy,
+                 cost::Kernel::shuffle, cost::Kernel::message, cost::Kernel::immediate_message,
+                 cost::Kernel::collective_message, cost::Kernel::communicator, cost::Kernel::collective,
+                 cost::Kernel::reduce, cost::Kernel::continuation}) {
     EXPECT_DOUBLE_EQ(cost::modelled_seconds(k, 500, "0,3e-9"), 1.5e-6);
   }
 }
@@ -54,7 +55,16 @@ TEST(CostModel, MalformedSpecsThrow) {
 
 TEST(CostModel, EnvironmentNamesAreDistinct) {
   EXPECT_STREQ(cost::env_name(cost::Kernel::sort), "JANUS_COST_SORT");
-  EXPECT_STRNE(cost::env_name(cost::Kernel::merge), cost::env_name(cost::Kernel::copy));
+  EXPECT_STREQ(cost::env_name(cost::Kernel::immediate_message), "JANUS_COST_IMMEDIATE_MESSAGE");
+  EXPECT_STREQ(cost::env_name(cost::Kernel::collective_message), "JANUS_COST_COLLECTIVE_MESSAGE");
+  std::set<std::string> names;
+  const cost::Kernel all[] = {cost::Kernel::sort,         cost::Kernel::partition,         cost::Kernel::select,
+                              cost::Kernel::merge,        cost::Kernel::copy,              cost::Kernel::shuffle,
+                              cost::Kernel::message,      cost::Kernel::immediate_message, cost::Kernel::collective_message,
+                              cost::Kernel::communicator, cost::Kernel::collective,        cost::Kernel::reduce,
+                              cost::Kernel::continuation};
+  for (cost::Kernel k : all) names.insert(cost::env_name(k));
+  EXPECT_EQ(names.size(), sizeof all / sizeof all[0]);
 }
 
 TEST(CostModel, ChargeIsANoOpUnderRealMpi) {

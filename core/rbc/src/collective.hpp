@@ -84,6 +84,7 @@ class Collective : public Operation {
       while (!finished_) {
         step();
         wait_awaited();
+        in_place_busy_ = false;
       }
     } catch (...) {
       wait_awaited();
@@ -132,6 +133,12 @@ class Collective : public Operation {
   void send(const void* buf, int count, MPI_Datatype type, int rank, Phase phase) {
     if (immediate_ && tree_sends_) {
       send_now(comm(), engine(), buf, count, type, CommAccess::mpi_rank(comm(), rank), label(phase));
+      return;
+    }
+    if (immediate_ && !in_place_busy_ &&
+        isend_in_place(*this, comm(), engine(), in_place_wire_, buf, count, type, CommAccess::mpi_rank(comm(), rank),
+                       label(phase))) {
+      in_place_busy_ = true;  // until the step's sends complete
       return;
     }
     post_send(*this, comm(), buf, count, type, CommAccess::mpi_rank(comm(), rank), label(phase), signature_,
@@ -192,6 +199,9 @@ class Collective : public Operation {
   bool agreed_ = false;
   bool immediate_ = false;
   bool tree_sends_ = false;
+  // Run at once, a step's first small send goes from here (isend_in_place).
+  bool in_place_busy_ = false;
+  alignas(std::uint64_t) char in_place_wire_[kInPlaceWireBytes];
   char agree_token_ = 0;
 };
 

@@ -458,9 +458,9 @@ void throw_mpi_error(int rc, const char* call) {
 namespace {
 
 // RBC's software work per message, on top of the MPI library's (simulation only): a constant,
-// plus the copy into the envelope's buffer, which only a small message pays (`packed` bytes). A
-// message of send_now costs less than one posted through an operation (no request bookkeeping,
-// no completion through a wait), so the two are charged apart.
+// plus the copy into the envelope's buffer, which only a small message pays (`packed` bytes).
+// `kind` is the path's: send_now's message costs RBC far less than a request's (no operation, no
+// wait), and a collective run at once lies between (cost::Kernel).
 void charge_message(cost::Kernel kind, int packed) {
   cost::charge(kind, static_cast<std::size_t>(inline_payload(packed) ? packed : 0));
 }
@@ -531,6 +531,32 @@ void post_recv(Operation& op, const RangeComm& comm, void* buf, int count, MPI_D
                                                                      engine.layout().tag(comm.id(), label), signature));
   if (take_parked(op, index)) return;
   post_envelope_receive(op, index);
+}
+
+static_assert(kHeaderBytes <= kInPlaceWireBytes - kInPlaceSendBytes, "an in-place send's buffer holds the header");
+
+bool isend_in_place(Operation& op, const RangeComm& comm, Engine& engine, char* wire, const void* buf, int count,
+                    MPI_Datatype type, int mpi_dest, const Label& label) {
+  const int named = predefined_size(type);
+  if (kChecked || named <= 0 || mpi_dest == MPI_PROC_NULL ||
+      static_cast<std::int64_t>(count) * named > kInPlaceSendBytes) {
+    return false;
+  }
+  require_live(engine);
+  const int bytes = count * named;
+  charge_message(cost::Kernel::collective_message, bytes);
+  const Header h{CommAccess::key(comm), label, envelope_flags(false)};
+  std::memcpy(wire, &h, sizeof h);
+  if (bytes > 0) std::memcpy(wire + kHeaderBytes, buf, static_cast<std::size_t>(bytes));
+  MPI_Request request;
+  check_mpi(MPI_Isend(wire, kHeaderBytes + bytes, MPI_BYTE, mpi_dest, engine.layout().tag(comm.id(), label),
+                      engine.comm(), &request),
+            "MPI_Isend");
+  Transit t;
+  t.stage = Transit::Stage::send;  // no wire of its own to recycle
+  t.mpi_source = mpi_dest;
+  op.await(request, std::move(t));
+  return true;
 }
 
 void send_now(const RangeComm& comm, Engine& engine, const void* buf, int count, MPI_Datatype type, int mpi_dest,
