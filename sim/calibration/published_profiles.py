@@ -53,9 +53,12 @@ LARGE = {"bcast": "binomial_tree", "reduce": "binomial", "allreduce": "rdb", "ba
 # (1 KiB for the collectives), least squares. (dev-2core's own compute_message also holds what a
 # real MPI exchange costs beyond SMPI's price for it; that part is MPI's, so it is left out here.)
 # Until 2026-11-28 every path was charged 162 ns + 0.04 ns/B, fitted to the exchange at 2838574.
+# RBC_COLLECTIVE_MESSAGE was fitted again from three runs at 742c41c, whose collectives send a
+# small message from a buffer of their own (105 ns + 0.086 ns/B at a15ca2f); the other two paths'
+# code did not change, and their charges stay those of a15ca2f.
 RBC_MESSAGE = [3.06e-7, 4.23e-11]
 RBC_IMMEDIATE_MESSAGE = [3.84e-8, 2.13e-11]
-RBC_COLLECTIVE_MESSAGE = [1.05e-7, 8.6e-11]
+RBC_COLLECTIVE_MESSAGE = [9.13e-8, 1.35e-10]
 # The local kernels of today's code (core/localsort, JQuick's partition and copies, hypercube
 # quicksort's reshuffle and merges) as the development VM runs them: dev-2core's segments
 # (`./janus calibrate --np 2` at 2838574, Open MPI 4.1.4, both cores busy), rounded to three
@@ -115,7 +118,8 @@ def common(alpha, alpha_src, bw, bw_src, library):
                                         "(allreduce, scan, allgather, barrier), beyond MPI's, measured on the "
                                         "development machine: a barrier and allgathers on two ranks minus MPI's "
                                         "exchange of the same wire bytes, less the call's own bookkeeping, 0 B to "
-                                        "1 KiB, same runs as compute_message; the seeds give none"),
+                                        "1 KiB (./janus calibrate --np 2, Open MPI 4.1.4, at 742c41c, median of three "
+                                        "runs' fits), least squares; the seeds give none"),
         "iprobe": p(4.2e-8, "s", "assumed: MPI_Iprobe of Open MPI 4.1 on the development machine; the seeds give none"),
         "test": p(2.5e-8, "s", "assumed: MPI_Test of Open MPI 4.1 on the development machine; the seeds give none"),
         "node_alpha": p(0.3e-6, "s", "assumed: typical shared-memory MPI latency (platforms/platformgen.py); the seeds give none"),
