@@ -141,6 +141,44 @@ void pingpong(const Setup& s) {
   }
 }
 
+// One trial of MPI's exchange of `bytes` bytes between ranks 0 and 1 (Irecv, Isend, Waitall),
+// `calls` exchanges: time per exchange.
+double mpi_exchange(const Setup& s, char* in, const char* out, int bytes, int calls, int tag) {
+  return per_call(s, 1, calls, true, [&] {
+    if (s.rank > 1) return;
+    const int peer = 1 - s.rank;
+    MPI_Request requests[2];
+    check(MPI_Irecv(in, bytes, MPI_BYTE, peer, tag, s.world, &requests[0]), "MPI_Irecv");
+    check(MPI_Isend(out, bytes, MPI_BYTE, peer, tag, s.world, &requests[1]), "MPI_Isend");
+    check(MPI_Waitall(2, requests, MPI_STATUSES_IGNORE), "MPI_Waitall");
+  })[0];
+}
+
+// RBC's ping-pong through `send` / `recv` (buffer, payload bytes, peer) in the eager range,
+// against MPI's blocking ping-pong of the same bytes on the wire: the simulation charges MPI's
+// costs for those, envelope included, so RBC's own cost is the difference. Trials alternate
+// between the two, so that both see the same machine: on a shared host the load changes within
+// seconds, and the difference is what is charged. Emits `kind` and `kind`_mpi records.
+void rbc_pingpongs(const Setup& s, int trials, const std::string& kind,
+                   const std::function<void(char*, int, int)>& send, const std::function<void(char*, int, int)>& recv) {
+  for (int bytes : {0, 8, 64, 256, 1024, 4096}) {
+    const int wire = bytes + kRbcEnvelopeBytes;
+    std::vector<char> buffer(static_cast<std::size_t>(std::max(wire, 1)));
+    std::vector<double> rbc_samples, mpi_samples;
+    for (int t = 0; t < trials; ++t) {
+      const auto r = half_round_trips(
+          s, 1, round_trips_for(bytes), [&](int peer) { send(buffer.data(), bytes, peer); },
+          [&](int peer) { recv(buffer.data(), bytes, peer); });
+      rbc_samples.push_back(r[0]);
+      mpi_samples.push_back(mpi_half_round_trips(s, 1, wire, buffer)[0]);
+    }
+    emit(s, "\"kind\":\"" + kind + "\",\"bytes\":" + std::to_string(bytes), rbc_samples);
+    emit(s, "\"kind\":\"" + kind + "_mpi\",\"bytes\":" + std::to_string(bytes) + ",\"wire_bytes\":" +
+                std::to_string(wire),
+         mpi_samples);
+  }
+}
+
 // RBC's own software cost: the ping-pong through rbc::isend / rbc::irecv and wait (the
 // nonblocking path the sorts and RBC's collectives use) on a RangeComm over the world, in the
 // eager range, the same through the blocking rbc::send / rbc::recv, and the nonblocking one as an
@@ -150,49 +188,18 @@ void pingpong(const Setup& s) {
 void rbc_costs(const Setup& s) {
   const rbc::RangeComm world = rbc::RangeComm::from_mpi(s.world);
   const int trials = s.quick ? 7 : 15;
-  for (int bytes : {0, 8, 64, 256, 1024, 4096}) {
-    // The simulation charges MPI's costs for the bytes on the wire, envelope included, so RBC's
-    // own cost is its ping-pong minus MPI's ping-pong of that many bytes.
-    const int wire = bytes + kRbcEnvelopeBytes;
-    std::vector<char> buffer(static_cast<std::size_t>(std::max(wire, 1)));
-    // Trials alternate between RBC's and MPI's ping-pong, so that both see the same machine:
-    // on a shared host the load changes within seconds, and the difference is what is charged.
-    std::vector<double> rbc_samples, mpi_samples;
-    for (int t = 0; t < trials; ++t) {
-      const auto r = half_round_trips(
-          s, 1, round_trips_for(bytes),
-          [&](int peer) { rbc::isend(buffer.data(), bytes, MPI_BYTE, peer, 1, world).wait(); },
-          [&](int peer) { rbc::irecv(buffer.data(), bytes, MPI_BYTE, peer, 1, world).wait(); });
-      rbc_samples.push_back(r[0]);
-      mpi_samples.push_back(mpi_half_round_trips(s, 1, wire, buffer)[0]);
-    }
-    emit(s, "\"kind\":\"rbc_pingpong\",\"bytes\":" + std::to_string(bytes), rbc_samples);
-    emit(s, "\"kind\":\"rbc_pingpong_mpi\",\"bytes\":" + std::to_string(bytes) + ",\"wire_bytes\":" +
-                std::to_string(wire),
-         mpi_samples);
-  }
-  // The same through the blocking rbc::send / rbc::recv, with no operation in flight: the
-  // path of blocking point-to-point and of the tree collectives run at once (send_now, recv_now),
-  // which does less per message than a request, against MPI's blocking ping-pong of the wire bytes.
-  for (int bytes : {0, 8, 64, 256, 1024, 4096}) {
-    const int wire = bytes + kRbcEnvelopeBytes;
-    std::vector<char> buffer(static_cast<std::size_t>(std::max(wire, 1)));
-    std::vector<double> rbc_samples, mpi_samples;
-    for (int t = 0; t < trials; ++t) {
-      const auto r = half_round_trips(
-          s, 1, round_trips_for(bytes), [&](int peer) { rbc::send(buffer.data(), bytes, MPI_BYTE, peer, 4, world); },
-          [&](int peer) { rbc::recv(buffer.data(), bytes, MPI_BYTE, peer, 4, world); });
-      rbc_samples.push_back(r[0]);
-      mpi_samples.push_back(mpi_half_round_trips(s, 1, wire, buffer)[0]);
-    }
-    emit(s, "\"kind\":\"rbc_blocking_pingpong\",\"bytes\":" + std::to_string(bytes), rbc_samples);
-    emit(s, "\"kind\":\"rbc_blocking_pingpong_mpi\",\"bytes\":" + std::to_string(bytes) + ",\"wire_bytes\":" +
-                std::to_string(wire),
-         mpi_samples);
-  }
-  // Collectives run at once that exchange (allreduce, scan, allgather, barrier) post their sends
-  // through a pooled buffer and wait for them at the end of each step, and take their receives in
-  // place: a third cost per message. Measured on a communicator of ranks 0 and 1, where a
+  rbc_pingpongs(s, trials, "rbc_pingpong",
+                [&](char* buf, int bytes, int peer) { rbc::isend(buf, bytes, MPI_BYTE, peer, 1, world).wait(); },
+                [&](char* buf, int bytes, int peer) { rbc::irecv(buf, bytes, MPI_BYTE, peer, 1, world).wait(); });
+  // The same through the blocking rbc::send / rbc::recv, with no operation in flight: the path of
+  // blocking point-to-point and of the tree collectives run at once (send_now, recv_now), which
+  // does less per message than a request.
+  rbc_pingpongs(s, trials, "rbc_blocking_pingpong",
+                [&](char* buf, int bytes, int peer) { rbc::send(buf, bytes, MPI_BYTE, peer, 4, world); },
+                [&](char* buf, int bytes, int peer) { rbc::recv(buf, bytes, MPI_BYTE, peer, 4, world); });
+  // Collectives run at once that exchange (allreduce, scan, allgather, barrier) send a small
+  // message from a buffer of their own (a larger one through a pooled buffer), wait for their sends
+  // at the end of each step, and take their receives in place: a third cost per message. Measured on a communicator of ranks 0 and 1, where a
   // barrier and an allgather by recursive doubling are one exchange of 0 and of `bytes` bytes,
   // against MPI's exchange of the same wire bytes (fit_collective_message subtracts the
   // call's own bookkeeping, rbc_collective, and divides by one message per rank).
@@ -213,14 +220,7 @@ void rbc_costs(const Setup& s) {
             rbc::allgather(mine.data(), count, MPI_DOUBLE, all.data(), count, MPI_DOUBLE, pair);
           }
         })[0]);
-        mpi_samples.push_back(per_call(s, 1, round_trips_for(bytes), true, [&] {
-          if (s.rank > 1) return;
-          const int other = 1 - s.rank;
-          MPI_Request requests[2];
-          check(MPI_Irecv(in.data(), wire, MPI_BYTE, other, 5, s.world, &requests[0]), "MPI_Irecv");
-          check(MPI_Isend(out.data(), wire, MPI_BYTE, other, 5, s.world, &requests[1]), "MPI_Isend");
-          check(MPI_Waitall(2, requests, MPI_STATUSES_IGNORE), "MPI_Waitall");
-        })[0]);
+        mpi_samples.push_back(mpi_exchange(s, in.data(), out.data(), wire, round_trips_for(bytes), 5));
       }
       emit(s, "\"kind\":\"rbc_collective_exchange\",\"bytes\":" + std::to_string(bytes), rbc_samples);
       emit(s, "\"kind\":\"rbc_collective_exchange_mpi\",\"bytes\":" + std::to_string(bytes) +
@@ -248,13 +248,7 @@ void rbc_costs(const Setup& s) {
     std::vector<double> rbc_samples, mpi_samples;
     for (int t = 0; t < trials; ++t) {
       rbc_samples.push_back(rbc_exchange(in.data(), out.data(), bytes, 2));
-      mpi_samples.push_back(per_call(s, 1, round_trips_for(bytes), true, [&] {
-        if (s.rank > 1) return;
-        MPI_Request requests[2];
-        check(MPI_Irecv(in.data(), wire, MPI_BYTE, peer, 2, s.world, &requests[0]), "MPI_Irecv");
-        check(MPI_Isend(out.data(), wire, MPI_BYTE, peer, 2, s.world, &requests[1]), "MPI_Isend");
-        check(MPI_Waitall(2, requests, MPI_STATUSES_IGNORE), "MPI_Waitall");
-      })[0]);
+      mpi_samples.push_back(mpi_exchange(s, in.data(), out.data(), wire, round_trips_for(bytes), 2));
     }
     emit(s, "\"kind\":\"rbc_exchange\",\"bytes\":" + std::to_string(bytes), rbc_samples);
     emit(s, "\"kind\":\"rbc_exchange_mpi\",\"bytes\":" + std::to_string(bytes) + ",\"wire_bytes\":" +
