@@ -7,6 +7,7 @@
 //   isend_irecv  rbc::irecv + rbc::isend to self, both waited (np = 1)
 //   bcast        blocking broadcast of --bytes from rank 0 (np >= 2)
 //   scan         blocking inclusive sum scan of --bytes / 8 doubles (np >= 2)
+//   allreduce    blocking sum allreduce of --bytes / 8 doubles (np >= 2)
 //   jquick       jquick::sort of --bytes / 8 uniform doubles per rank on RBC, the copy of the input
 //                included (np >= 2; no MPI twin)
 //   hypercube    hypercube::sort_rbc of the same input (np >= 2): the baseline's local work, for
@@ -112,6 +113,21 @@ COUNTED void mpi_scan(int iterations, std::vector<double>& in, std::vector<doubl
 }
 
 template <bool Counted>
+COUNTED void rbc_allreduce(int iterations, std::vector<double>& in, std::vector<double>& out,
+                           const rbc::RangeComm& comm) {
+  for (int i = 0; i < iterations; ++i) {
+    rbc::allreduce(in.data(), out.data(), static_cast<int>(in.size()), MPI_DOUBLE, MPI_SUM, comm);
+  }
+}
+
+template <bool Counted>
+COUNTED void mpi_allreduce(int iterations, std::vector<double>& in, std::vector<double>& out, MPI_Comm comm) {
+  for (int i = 0; i < iterations; ++i) {
+    MPI_Allreduce(in.data(), out.data(), static_cast<int>(in.size()), MPI_DOUBLE, MPI_SUM, comm);
+  }
+}
+
+template <bool Counted>
 COUNTED void rbc_jquick(int iterations, const std::vector<double>& input, const rbc::RangeComm& comm) {
   for (int i = 0; i < iterations; ++i) {
     std::vector<double> data = input;
@@ -151,12 +167,19 @@ void run(const std::string& name, int bytes, int iterations) {
     mpi_bcast<false>(10, out, MPI_COMM_WORLD);
     rbc_bcast<true>(iterations, out, world);
     mpi_bcast<true>(iterations, out, MPI_COMM_WORLD);
-  } else if (name == "scan") {
-    std::vector<double> values(static_cast<std::size_t>(std::max(bytes / 8, 1)), 1.0), prefixes(values.size());
-    rbc_scan<false>(10, values, prefixes, world);
-    mpi_scan<false>(10, values, prefixes, MPI_COMM_WORLD);
-    rbc_scan<true>(iterations, values, prefixes, world);
-    mpi_scan<true>(iterations, values, prefixes, MPI_COMM_WORLD);
+  } else if (name == "scan" || name == "allreduce") {
+    std::vector<double> values(static_cast<std::size_t>(std::max(bytes / 8, 1)), 1.0), results(values.size());
+    if (name == "scan") {
+      rbc_scan<false>(10, values, results, world);
+      mpi_scan<false>(10, values, results, MPI_COMM_WORLD);
+      rbc_scan<true>(iterations, values, results, world);
+      mpi_scan<true>(iterations, values, results, MPI_COMM_WORLD);
+    } else {
+      rbc_allreduce<false>(10, values, results, world);
+      mpi_allreduce<false>(10, values, results, MPI_COMM_WORLD);
+      rbc_allreduce<true>(iterations, values, results, world);
+      mpi_allreduce<true>(iterations, values, results, MPI_COMM_WORLD);
+    }
   } else if (name == "jquick" || name == "hypercube") {
     inputs::Params params;
     params.rank = me;
@@ -171,7 +194,7 @@ void run(const std::string& name, int bytes, int iterations) {
       rbc_hypercube<true>(iterations, input, world);
     }
   } else {
-    throw std::runtime_error("unknown case '" + name + "' (send_recv, isend_irecv, bcast, scan, jquick, hypercube)");
+    throw std::runtime_error("unknown case '" + name + "' (send_recv, isend_irecv, bcast, scan, allreduce, jquick, hypercube)");
   }
 }
 
