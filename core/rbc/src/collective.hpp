@@ -137,7 +137,7 @@ class Collective : public Operation {
     }
     if (immediate_ && !in_place_busy_ &&
         isend_in_place(*this, comm(), engine(), in_place_wire_, buf, count, type, CommAccess::mpi_rank(comm(), rank),
-                       label(phase))) {
+                       label(phase), cost::Kernel::collective_message)) {
       in_place_busy_ = true;  // until the step's sends complete
       return;
     }

@@ -1,5 +1,6 @@
 #include "rbc/point_to_point.hpp"
 
+#include <cstdint>
 #include <memory>
 
 #include "access.hpp"
@@ -43,6 +44,9 @@ class Transfer : public detail::Operation {
   explicit Transfer(const RangeComm& comm) : Operation(comm) {}
   bool progress(bool may_test) override { return awaited_complete(may_test); }
   void completed(std::size_t, const MPI_Status& status) override { status_ = translate(comm(), status); }
+
+  // A small send's message (isend_in_place), alive as long as the operation.
+  alignas(std::uint64_t) char wire[detail::kInPlaceWireBytes];
 };
 
 // Inline: every blocking call runs them, and their reports are out of line already (checks.hpp).
@@ -79,8 +83,14 @@ void send(const void* buf, int count, MPI_Datatype type, int dest, int tag, cons
 
 Request isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, const RangeComm& comm) {
   check_send("isend", count, type, dest, tag, comm);
-  auto op = detail::make_operation<Transfer>(*comm.engine(), comm);
-  detail::post_send(*op, op->comm(), buf, count, type, mpi_peer(comm, dest), detail::user_label(tag));
+  detail::Engine& engine = detail::CommAccess::engine(comm);
+  auto op = detail::make_operation<Transfer>(engine, comm);
+  const int mpi_dest = mpi_peer(comm, dest);
+  const detail::Label label = detail::user_label(tag);
+  if (!detail::isend_in_place(*op, op->comm(), engine, static_cast<Transfer&>(*op).wire, buf, count, type, mpi_dest,
+                              label, cost::Kernel::message)) {
+    detail::post_send(*op, op->comm(), buf, count, type, mpi_dest, label);
+  }
   return Request(std::move(op));
 }
 

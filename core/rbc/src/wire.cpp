@@ -536,7 +536,7 @@ void post_recv(Operation& op, const RangeComm& comm, void* buf, int count, MPI_D
 static_assert(kHeaderBytes <= kInPlaceWireBytes - kInPlaceSendBytes, "an in-place send's buffer holds the header");
 
 bool isend_in_place(Operation& op, const RangeComm& comm, Engine& engine, char* wire, const void* buf, int count,
-                    MPI_Datatype type, int mpi_dest, const Label& label) {
+                    MPI_Datatype type, int mpi_dest, const Label& label, cost::Kernel charge) {
   const int named = predefined_size(type);
   if (kChecked || named <= 0 || mpi_dest == MPI_PROC_NULL ||
       static_cast<std::int64_t>(count) * named > kInPlaceSendBytes) {
@@ -544,7 +544,7 @@ bool isend_in_place(Operation& op, const RangeComm& comm, Engine& engine, char* 
   }
   require_live(engine);
   const int bytes = count * named;
-  charge_message(cost::Kernel::collective_message, bytes);
+  charge_message(charge, bytes);
   const Header h{CommAccess::key(comm), label, envelope_flags(false)};
   std::memcpy(wire, &h, sizeof h);
   if (bytes > 0) std::memcpy(wire + kHeaderBytes, buf, static_cast<std::size_t>(bytes));
@@ -772,6 +772,10 @@ std::string describe_pending(Operation& op) {
     std::string line;
     switch (t.stage) {
       case Transit::Stage::send: {
+        if (t.wire.empty()) {  // sent in place (isend_in_place): no wire kept to read back
+          line = "its send to MPI rank " + std::to_string(t.mpi_source) + " to be received";
+          break;
+        }
         const Envelope e = read_envelope(t.wire.data(), t.wire.size(), t.mpi_source, -1);
         line = "its send to MPI rank " + std::to_string(t.mpi_source) + " to be received, " +
                what_label(e.key, e.label, e.signature);

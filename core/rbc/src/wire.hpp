@@ -80,18 +80,19 @@ void post_send(Operation& op, const RangeComm& comm, const void* buf, int count,
 void post_recv(Operation& op, const RangeComm& comm, void* buf, int count, MPI_Datatype type,
                int mpi_source, const Label& label, std::uint64_t signature = 0);
 
-// A collective run at once may send a small message of a predefined type from a buffer of its
-// own (`wire`, kInPlaceWireBytes, alive until the send's slot completes): up to this many payload
-// bytes.
+// A request, or a collective run at once, may send a small message of a predefined type from a
+// buffer of its own (`wire`, kInPlaceWireBytes, alive until the send's slot completes): up to this
+// many payload bytes.
 inline constexpr int kInPlaceSendBytes = 256;
 inline constexpr int kInPlaceWireBytes = 64 + kInPlaceSendBytes;
 
 // The envelope and payload written into `wire` and sent with MPI_Isend, awaited in op's next
 // slot: no pooled buffer, no envelope built and copied. False, with nothing sent, where the
 // message does not fit, its type is not predefined, or the build checks envelopes; the caller
-// then posts it with post_send. `engine`: comm's (the caller has checked that comm is usable).
+// then posts it with post_send. `engine`: comm's (the caller has checked that comm is usable);
+// `charge`: as for post_send.
 bool isend_in_place(Operation& op, const RangeComm& comm, Engine& engine, char* wire, const void* buf, int count,
-                    MPI_Datatype type, int mpi_dest, const Label& label);
+                    MPI_Datatype type, int mpi_dest, const Label& label, cost::Kernel charge);
 
 // Blocking send and receive for a rank with no RBC operation in flight on the engine (so no
 // receive is posted that a foreign message could be owed to): straight MPI calls, no operation
