@@ -54,9 +54,11 @@ LARGE = {"bcast": "binomial_tree", "reduce": "binomial", "allreduce": "rdb", "ba
 # real MPI exchange costs beyond SMPI's price for it; that part is MPI's, so it is left out here.)
 # Until 2026-11-28 every path was charged 162 ns + 0.04 ns/B, fitted to the exchange at 2838574.
 # RBC_COLLECTIVE_MESSAGE was fitted again from three runs at 742c41c, whose collectives send a
-# small message from a buffer of their own (105 ns + 0.086 ns/B at a15ca2f); the other two paths'
-# code did not change, and their charges stay those of a15ca2f.
-RBC_MESSAGE = [3.06e-7, 4.23e-11]
+# small message from a buffer of their own (105 ns + 0.086 ns/B at a15ca2f), and RBC_MESSAGE from
+# three runs at 6648a76, whose isend does the same (306 ns + 0.042 ns/B at a15ca2f; 742c41c's runs,
+# before that change, gave 269 ns too, so the change is inside the runs' spread); the blocking
+# path's code did not change, and its charge stays that of a15ca2f.
+RBC_MESSAGE = [2.69e-7, 3.23e-11]
 RBC_IMMEDIATE_MESSAGE = [3.84e-8, 2.13e-11]
 RBC_COLLECTIVE_MESSAGE = [9.13e-8, 1.35e-10]
 # The local kernels of today's code (core/localsort, JQuick's partition and copies, hypercube
@@ -107,12 +109,13 @@ def common(alpha, alpha_src, bw, bw_src, library):
                              "assumed: RBC's own work per message posted through an operation, beyond MPI's, "
                              "measured on the development machine: RBC's real exchange minus MPI's real exchange of "
                              "the same wire bytes, 0 B to 4 KiB (./janus calibrate --np 2, Open MPI 4.1.4, at "
-                             "a15ca2f, median of three runs' fits), least squares; the seeds give none"),
+                             "6648a76, median of three runs' fits), least squares; the seeds give none"),
         "compute_immediate_message": p(RBC_IMMEDIATE_MESSAGE, "s: c0 + c1 * payload bytes",
                                        "assumed: RBC's own work per message of a blocking call with no operation in "
                                        "flight (plain MPI_Send / MPI_Recv behind the envelope), beyond MPI's, measured "
                                        "on the development machine: RBC's blocking ping-pong minus MPI's of the same "
-                                       "wire bytes, 0 B to 4 KiB, same runs as compute_message; the seeds give none"),
+                                       "wire bytes, 0 B to 4 KiB (./janus calibrate --np 2, Open MPI 4.1.4, at a15ca2f, "
+                                       "median of three runs' fits); the seeds give none"),
         "compute_collective_message": p(RBC_COLLECTIVE_MESSAGE, "s: c0 + c1 * payload bytes",
                                         "assumed: RBC's own work per message of an exchanging collective run at once "
                                         "(allreduce, scan, allgather, barrier), beyond MPI's, measured on the "
