@@ -43,8 +43,8 @@ LARGE = {"bcast": "binomial_tree", "reduce": "binomial", "allreduce": "rdb", "ba
 # message takes. RBC_MESSAGE: posted through an operation (requests: the sorts' exchanges, every
 # nonblocking call). RBC_IMMEDIATE_MESSAGE: a blocking call with no operation in flight (send and
 # recv, and bcast, reduce and gather run at once, which send with plain MPI_Send). RBC_COLLECTIVE_MESSAGE:
-# an exchanging collective run at once (allreduce, scan, allgather, barrier: a pooled buffer's
-# MPI_Isend, waited at the end of the step). The seeds give none. This is today's RBC on the
+# an exchanging collective run at once (allreduce, scan, allgather, barrier: an MPI_Isend waited
+# at the end of the step, a small message written in place since 742c41c). The seeds give none. This is today's RBC on the
 # development VM, all three from the same three runs of `./janus calibrate --np 2` at a15ca2f
 # (Open MPI 4.1.4), median of the three fits per coefficient: RBC's real exchange (irecv, isend,
 # waits) minus MPI's real exchange of the same wire bytes; RBC's blocking ping-pong minus MPI's;

@@ -535,22 +535,37 @@ void post_recv(Operation& op, const RangeComm& comm, void* buf, int count, MPI_D
 
 static_assert(kHeaderBytes <= kInPlaceWireBytes - kInPlaceSendBytes, "an in-place send's buffer holds the header");
 
-bool isend_in_place(Operation& op, const RangeComm& comm, Engine& engine, char* wire, const void* buf, int count,
-                    MPI_Datatype type, int mpi_dest, const Label& label, cost::Kernel charge) {
+namespace {
+
+// The payload bytes of `count` elements of `type` if the message can be written in place (a
+// predefined type, at most `limit` bytes, and a build that does not check envelopes), else -1.
+[[gnu::always_inline]] inline int in_place_bytes(MPI_Datatype type, int count, int limit) {
   const int named = predefined_size(type);
-  if (kChecked || named <= 0 || mpi_dest == MPI_PROC_NULL ||
-      static_cast<std::int64_t>(count) * named > kInPlaceSendBytes) {
-    return false;
-  }
-  require_live(engine);
-  const int bytes = count * named;
-  charge_message(charge, bytes);
+  if (kChecked || named <= 0 || static_cast<std::int64_t>(count) * named > limit) return -1;
+  return count * named;
+}
+
+// The common case's message written at `wire`: the header, then the payload's `bytes` bytes
+// copied from `buf`. Returns the message's size.
+[[gnu::always_inline]] inline int write_in_place(char* wire, const RangeComm& comm, const Label& label, const void* buf,
+                                                  int bytes) {
   const Header h{CommAccess::key(comm), label, envelope_flags(false)};
   std::memcpy(wire, &h, sizeof h);
   if (bytes > 0) std::memcpy(wire + kHeaderBytes, buf, static_cast<std::size_t>(bytes));
+  return kHeaderBytes + bytes;
+}
+
+}  // namespace
+
+bool isend_in_place(Operation& op, const RangeComm& comm, Engine& engine, char* wire, const void* buf, int count,
+                    MPI_Datatype type, int mpi_dest, const Label& label, cost::Kernel charge) {
+  const int bytes = in_place_bytes(type, count, kInPlaceSendBytes);
+  if (bytes < 0 || mpi_dest == MPI_PROC_NULL) return false;
+  require_live(engine);
+  charge_message(charge, bytes);
+  const int size = write_in_place(wire, comm, label, buf, bytes);
   MPI_Request request;
-  check_mpi(MPI_Isend(wire, kHeaderBytes + bytes, MPI_BYTE, mpi_dest, engine.layout().tag(comm.id(), label),
-                      engine.comm(), &request),
+  check_mpi(MPI_Isend(wire, size, MPI_BYTE, mpi_dest, engine.layout().tag(comm.id(), label), engine.comm(), &request),
             "MPI_Isend");
   Transit t;
   t.stage = Transit::Stage::send;  // no wire of its own to recycle
@@ -564,16 +579,13 @@ void send_now(const RangeComm& comm, Engine& engine, const void* buf, int count,
   require_live(engine);
   if (mpi_dest == MPI_PROC_NULL) return;
   const int mpi_tag = engine.layout().tag(comm.id(), label);
-  const int named = predefined_size(type);
-  if (!kChecked && named > 0 && static_cast<std::int64_t>(count) * named <= kEagerWireBytes - kExtendedBytes) {
+  const int bytes = in_place_bytes(type, count, kEagerWireBytes - kExtendedBytes);
+  if (bytes >= 0) {
     // The common case in place: a predefined type's payload copied behind the header.
-    const int bytes = count * named;
     charge_message(cost::Kernel::immediate_message, bytes);
     alignas(std::uint64_t) char wire[kHeaderBytes + kEagerWireBytes];
-    const Header h{CommAccess::key(comm), label, envelope_flags(false)};
-    std::memcpy(wire, &h, sizeof h);
-    if (bytes > 0) std::memcpy(wire + kHeaderBytes, buf, static_cast<std::size_t>(bytes));
-    check_mpi(MPI_Send(wire, kHeaderBytes + bytes, MPI_BYTE, mpi_dest, mpi_tag, engine.comm()), "MPI_Send");
+    const int size = write_in_place(wire, comm, label, buf, bytes);
+    check_mpi(MPI_Send(wire, size, MPI_BYTE, mpi_dest, mpi_tag, engine.comm()), "MPI_Send");
     return;
   }
   const TypeInfo info(type);

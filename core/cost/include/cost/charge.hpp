@@ -30,8 +30,7 @@ enum class Kernel {
   // operation object or request bookkeeping), copying n payload bytes: f(n) = n
   immediate_message,
   // one message of an RBC collective run at once that exchanges (allreduce, scan, allgather,
-  // barrier): an MPI_Isend of a pooled wire buffer, waited for at the end of its step, copying n
-  // payload bytes: f(n) = n
+  // barrier): an MPI_Isend waited for at the end of its step, copying n payload bytes: f(n) = n
   collective_message,
   communicator,  // one RBC communicator created locally (split): f(n) = n, charged with n = 1
   collective,    // one RBC collective call's bookkeeping, messages apart: f(n) = n, n = 1
