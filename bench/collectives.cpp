@@ -159,6 +159,7 @@ void run(const bench::Args& args, const bench::Context& ctx) {
             .add("n", n)
             .add("n_unit", op == "gather" ? "doubles at root" : op == "allgather" ? "doubles per PE received" : "doubles per PE")
             .add("count_per_pe", count)
+            .add("node_members", rworld.node_members())
             .add_summary(s);
         ctx.emit(record);
       }

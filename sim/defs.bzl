@@ -73,12 +73,14 @@ def mpi_smpi_test(
         size = "medium",
         tags = [],
         timeout_seconds = 240,
-        smpi_rendezvous = False):
+        smpi_rendezvous = False,
+        smpi_pack = 0):
     """Builds the program for both backends and runs it at every listed rank count.
 
     Tests are named `<name>_mpi_np<N>` and `<name>_smpi_np<N>`; the test_suite `<name>` holds them all.
     A run that exceeds `timeout_seconds` is killed and fails as a hang. `smpi_rendezvous` makes
-    every SMPI send wait for its receiver (see sim/run_ranks.sh). Real-MPI tests on more than
+    every SMPI send wait for its receiver (see sim/run_ranks.sh); `smpi_pack` = K puts K
+    consecutive SMPI ranks on each host, as a cluster does (default: one rank per host). Real-MPI tests on more than
     2 ranks are also tagged `mpi_oversubscribed`: more ranks than the 2-core reference machine
     has cores. Open MPI yields the core while it waits there; MPICH busy-polls, so each message
     hop costs a scheduler time slice (milliseconds) and such runs take minutes instead of seconds.
@@ -100,7 +102,8 @@ def mpi_smpi_test(
                     str(timeout_seconds),
                     "--platform",
                     "$(location %s)" % smpi_platform,
-                ] + (["--rendezvous"] if smpi_rendezvous and backend == "smpi" else []) + [
+                ] + (["--rendezvous"] if smpi_rendezvous and backend == "smpi" else []) +
+                (["--pack", str(smpi_pack)] if smpi_pack and backend == "smpi" else []) + [
                     "$(location :%s_%s)" % (name, backend),
                 ] + args,
                 data = [":%s_%s" % (name, backend), smpi_platform] +

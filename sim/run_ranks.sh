@@ -2,7 +2,7 @@
 # Runs one program on N ranks with either backend, and turns a run that does not finish in
 # time into a failure that says "hang".
 #   run_ranks.sh --backend mpi|smpi --np N [--timeout S] [--platform FILE] [--rendezvous]
-#                [--mpi openmpi|mpich] [--launcher PATH] PROGRAM [ARGS...]
+#                [--pack K] [--mpi openmpi|mpich] [--launcher PATH] PROGRAM [ARGS...]
 # The real MPI's launcher (backend mpi), first match wins: --mpi/--launcher; the environment's
 # JANUS_MPI_FLAVOR/JANUS_MPI_LAUNCHER; mpi_launcher.env, which the build writes for the MPI it
 # linked (sim/BUILD.bazel; Bazel tests carry it in their runfiles); else the flavour of the MPI
@@ -12,9 +12,12 @@
 # SimGrid 3.32 removes each finished eager (detached) send from a list by linear search, which
 # makes runs with many concurrent small sends quadratic (docs/scale.md); it also proves that the
 # program never relies on MPI buffering its sends.
+# --pack K (SMPI only): ranks K r .. K r + K - 1 on host node-r, as a cluster packs them (the
+# platform's hosts must be named node-0, node-1, ...); without it smpirun puts rank i on the
+# platform's i-th host.
 set -euo pipefail
 
-backend="" np="" limit=300 platform="" smpi_extra=()
+backend="" np="" limit=300 platform="" smpi_extra=() pack=0
 flavor="${JANUS_MPI_FLAVOR:-}" launcher="${JANUS_MPI_LAUNCHER:-}"
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -23,6 +26,7 @@ while [[ $# -gt 0 ]]; do
     --timeout) limit="$2"; shift 2 ;;
     --platform) platform="$2"; shift 2 ;;
     --rendezvous) smpi_extra+=(--cfg=smpi/send-is-detached-thresh:0); shift ;;
+    --pack) pack="$2"; shift 2 ;;
     --mpi) flavor="$2"; shift 2 ;;
     --launcher) launcher="$2"; shift 2 ;;
     --) shift; break ;;
@@ -99,6 +103,11 @@ case "$backend" in
     ;;
   smpi)
     [[ -n "$platform" ]] || { echo "run_ranks.sh: smpi needs --platform" >&2; exit 2; }
+    if [[ "$pack" != 0 ]]; then
+      [[ "$pack" =~ ^[1-9][0-9]*$ ]] || { echo "run_ranks.sh: --pack must be a positive integer, got '$pack'" >&2; exit 2; }
+      for ((r = 0; r < np; r++)); do echo "node-$((r / pack))"; done >"$scratch/hostfile"
+      smpi_extra+=(-hostfile "$scratch/hostfile")
+    fi
     cmd=(smpirun -np "$np" -platform "$platform" -no-privatize
          --cfg=contexts/guard-size:0 --cfg=contexts/stack-size:1024
          --cfg=smpi/simulate-computation:no "${smpi_extra[@]}"

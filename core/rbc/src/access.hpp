@@ -22,6 +22,17 @@ struct CommAccess {
   static int size(const RangeComm& c) { return c.range_.size(); }
   static Sequencer& sequencer(const RangeComm& c) { return *c.sequencer_; }
   static const CommKey& key(const RangeComm& c) { return c.sequencer_->key(); }
+  // How many low bits of a member's rank number it within a block on one node: a - t where the
+  // base communicator's aligned blocks of 2^a ranks are each on one node, the range starts on
+  // such a block and its stride is 2^t < 2^a; 0 otherwise (and for listed groups, whose ranks
+  // are list positions).
+  static int node_bits(const RangeComm& c) {
+    const int a = c.engine_->node_bits();
+    if (a == 0 || c.table_ || c.range_.first() % (1 << a) != 0) return 0;
+    int t = 0;
+    while ((1 << t) < c.range_.stride()) ++t;
+    return (1 << t) == c.range_.stride() && t < a ? a - t : 0;
+  }
   // MPI rank of member `rank` (throws rbc::Error unless 0 <= rank < size).
   static int mpi_rank(const RangeComm& c, int rank) {
     const int index = c.range_.at(rank);

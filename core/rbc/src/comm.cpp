@@ -6,11 +6,14 @@
 #include <string>
 #include <utility>
 
+#include "access.hpp"
 #include "cost/charge.hpp"
 #include "engine.hpp"
 #include "key.hpp"
 #include "member_table.hpp"
 #include "rbc/error.hpp"
+#include "rbc/point_to_point.hpp"
+#include "rbc/request.hpp"
 #include "sequencer.hpp"
 #include "wire.hpp"
 
@@ -68,6 +71,17 @@ SharedEngine shared_engine(MPI_Comm comm, int size, int rank, int tag_ub) {
   shared.engine->set_keyval(keyval);
   check_mpi(MPI_Comm_set_attr(comm, keyval, shared.engine.get()), "MPI_Comm_set_attr");
   return shared;
+}
+
+// A 32-bit FNV-1a digest of this process's MPI_Get_processor_name: its node, for schedules
+// only (a collision hides a node boundary from them; results never depend on it).
+std::uint32_t node_digest() {
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int length = 0;
+  check_mpi(MPI_Get_processor_name(name, &length), "MPI_Get_processor_name");
+  std::uint32_t digest = 2166136261u;
+  for (int i = 0; i < length; ++i) digest = (digest ^ static_cast<unsigned char>(name[i])) * 16777619u;
+  return digest;
 }
 
 }  // namespace
@@ -147,7 +161,27 @@ RangeComm RangeComm::from_mpi(MPI_Comm comm) {
   key.last = size - 1;
   key.stride = 1;
   key.generation = engine->next_generation(key);
-  return RangeComm(comm, Range(0, size - 1), rank, key, std::move(engine));
+  RangeComm world(comm, Range(0, size - 1), rank, key, engine);
+  // The largest 2^a (up to size) such that every aligned block of 2^a ranks shares a node
+  // (Engine::node_bits): nodes start only at multiples of it. Each rank compares its node with
+  // its left neighbour's (an RBC message on the new handle: nothing else can take it), and one
+  // MPI reduction agrees; an MPI_Exscan would be linear in p under SMPI.
+  const std::uint32_t mine = detail::node_digest();
+  std::uint32_t left = mine;
+  Request to_right;
+  if (rank + 1 < size) to_right = isend(&mine, 1, MPI_UINT32_T, rank + 1, 0, world);
+  if (rank > 0) recv(&left, 1, MPI_UINT32_T, rank - 1, 0, world);
+  to_right.wait();
+  int twos = 0;
+  if (left != mine) {
+    while (rank % (2 << twos) == 0) ++twos;
+  }
+  int largest = left != mine ? 62 - twos : 0;  // MPI_MAX over ranks: 62 - the fewest twos
+  detail::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+  int bits = 0;
+  while ((2 << bits) <= size && bits < 62 - largest) ++bits;
+  engine->set_node_bits(bits);
+  return world;
 }
 
 namespace {
@@ -177,6 +211,11 @@ int RangeComm::rank() const {
 int RangeComm::size() const {
   require_member();
   return range_.size();
+}
+
+int RangeComm::node_members() const {
+  require_member();
+  return 1 << detail::CommAccess::node_bits(*this);
 }
 
 const Range& RangeComm::range() const {

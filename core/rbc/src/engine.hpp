@@ -76,6 +76,12 @@ class Engine {
   void mark_base_freed() { base_freed_ = true; }
   void set_keyval(int keyval) { keyval_ = keyval; }
 
+  // Every aligned block of 2^node_bits ranks of the base communicator is on one node (nodes
+  // start only at multiples of it); 0 where nothing is known. Agreed by all ranks in from_mpi,
+  // so collectives may schedule by it.
+  int node_bits() const { return node_bits_; }
+  void set_node_bits(int bits) { node_bits_ = bits; }
+
   // Seconds a wait of the checked build may go without progress before it reports a stall (0:
   // never); see kWatchStalls in wire.hpp.
   double stall_limit() const { return stall_limit_; }
@@ -183,6 +189,7 @@ class Engine {
   std::map<std::uint64_t, HandleState> handles_;
   std::uint64_t creations_ = 0;
   bool base_freed_ = false;
+  int node_bits_ = 0;
   int keyval_ = MPI_KEYVAL_INVALID;
   double stall_limit_ = 0;
   std::vector<Operation*> active_;

@@ -64,7 +64,8 @@ class RangeComm {
   }
   ~RangeComm() = default;
 
-  // All ranks of `comm`. Collective over `comm`: one broadcast of 8 bytes. Works with any MPI
+  // All ranks of `comm`. Collective over `comm`: an exclusive scan of 8 bytes and an allreduce of
+  // 16 (where nodes start, see node_members, and the handle's identity). Works with any MPI
   // library (any MPI_TAG_UB from the standard's 32767 up). RBC sends on `comm` itself with tags
   // of its own: a raw MPI receive with MPI_ANY_TAG on `comm` may take RBC's messages (give such
   // traffic a communicator of its own). Freeing `comm` while RangeComms of it are in use makes
@@ -88,6 +89,13 @@ class RangeComm {
   int first() const { return range().first(); }
   int last() const { return range().last(); }
   int stride() const { return range().stride(); }
+
+  // How many consecutive members share a node, as the collectives schedule by it: 2^k where
+  // mpi_comm()'s aligned blocks of 2^k' ranks each share a node (from_mpi compares neighbours'
+  // MPI_Get_processor_name), this range starts on such a block and its stride is 2^(k' - k);
+  // 1 otherwise, and for groups made from a list of ranks. Allreduce (commutative operations)
+  // and barrier take their rounds across nodes in an order that spreads a node's messages.
+  int node_members() const;
 
   MPI_Comm mpi_comm() const { return mpi_comm_; }
   // Rank in mpi_comm() of member `rank` (throws if out of range).
