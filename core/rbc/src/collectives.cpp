@@ -260,8 +260,15 @@ class Butterfly {
     const int v = virtual_rank() ^ bit;
     mask_ *= 2;
     ++round_;
+    done_ |= bit;
+    bit_ = bit;
     return v < rem_ ? 2 * v + 1 : v + rem_;
   }
+  // The bits of the rounds done so far: after them, participant v holds the blocks of every
+  // u with u & ~done() == v & ~done(). Without spread, done() + 1 == mask().
+  int done() const { return done_; }
+  // The bit of the round next_partner last returned.
+  int bit() const { return bit_; }
   // This rank's place among the q participants.
   int virtual_rank() const { return rank_ < 2 * rem_ ? rank_ / 2 : rank_ - rem_; }
   // The distance of the next exchange round (before next_partner advances it; not spread).
@@ -278,6 +285,8 @@ class Butterfly {
   int inside_ = 0;  // rounds inside a node
   int offset_ = 0;  // where this participant starts the rounds across nodes
   int round_ = 0;
+  int done_ = 0;
+  int bit_ = 0;
 };
 
 // Allreduce on the butterfly. The running combination lives in the receive buffer (after one copy
@@ -1163,6 +1172,9 @@ class AllgatherDoubling final : public Collective {
       direct = direct && slots_.displ(j) * recv_.size == offsets_[j];
     }
     direct_ = direct;
+    // Spread over a node's ranks while the whole block is short: longer ones would pay a copy
+    // of the runs each way per round.
+    if (offsets_.back() <= kSpreadBytes) fly_ = Butterfly(p, me, detail::CommAccess::node_bits(comm));
     if (direct_) {
       block_ = static_cast<char*>(recvbuf);
     } else {
@@ -1231,13 +1243,11 @@ class AllgatherDoubling final : public Collective {
       return;
     }
     if (state_ != kUnpack) {
-      const int mask = fly_.mask();
+      unpack_incoming();
+      const int done = fly_.done();
       const int partner = fly_.next_partner();
       if (partner >= 0) {
-        const int mine = fly_.virtual_rank() & ~(mask - 1);
-        const int theirs = (fly_.virtual_rank() ^ mask) & ~(mask - 1);
-        send_ranks(fly_.first(mine), fly_.first(mine + mask), partner, detail::kUp);
-        receive_ranks(fly_.first(theirs), fly_.first(theirs + mask), partner, detail::kUp);
+        exchange(fly_.virtual_rank(), done, fly_.bit(), partner);
         if (own_ != nullptr) pack_own();
         return;
       }
@@ -1251,6 +1261,58 @@ class AllgatherDoubling final : public Collective {
     finish();
   }
 
+  // The blocks of the participants u with u & ~done == v & ~done, as runs of consecutive
+  // participants (2^(done's trailing ones) each), in rank order: f(first rank, end rank).
+  template <typename F>
+  void for_runs(int v, int done, F&& f) const {
+    int run = 1;
+    while (done & run) run *= 2;
+    const int high = done & ~(run - 1);
+    const int base = v & ~done;
+    for (int s = 0;; s = (s - high) & high) {
+      f(fly_.first(base | s), fly_.first((base | s) + run));
+      if (s == high) break;
+    }
+  }
+  std::int64_t run_bytes(int v, int done) const {
+    std::int64_t bytes = 0;
+    for_runs(v, done, [&](int a, int b) { bytes += offsets_[b] - offsets_[a]; });
+    return bytes;
+  }
+  // One round with partner `partner` whose group is v ^ bit: a single run goes to and from its
+  // place in the block; several (spread rounds) are packed, and unpacked by the next step.
+  void exchange(int v, int done, int bit, int partner) {
+    int run = 1;
+    while (done & run) run *= 2;
+    if ((done & ~(run - 1)) == 0) {
+      const int mine = v & ~done, theirs = (v ^ bit) & ~done;
+      send_ranks(fly_.first(mine), fly_.first(mine + run), partner, detail::kUp);
+      receive_ranks(fly_.first(theirs), fly_.first(theirs + run), partner, detail::kUp);
+      return;
+    }
+    const std::int64_t bytes = run_bytes(v, done);
+    outgoing_ = TypedBuffer(scratch(), TypeInfo(MPI_BYTE), message_bytes(call_, bytes));
+    incoming_ = TypedBuffer(scratch(), TypeInfo(MPI_BYTE), message_bytes(call_, bytes));
+    char* out = static_cast<char*>(outgoing_.get());
+    for_runs(v, done, [&](int a, int b) {
+      std::copy(block_ + offsets_[a], block_ + offsets_[b], out);
+      out += offsets_[b] - offsets_[a];
+    });
+    send(outgoing_.get(), message_bytes(call_, bytes), MPI_BYTE, partner, detail::kUp);
+    receive(incoming_.get(), message_bytes(call_, run_bytes(v ^ bit, done)), MPI_BYTE, partner, detail::kUp);
+    unpack_from_ = v ^ bit;
+    unpack_done_ = done;
+  }
+  void unpack_incoming() {
+    if (unpack_from_ < 0) return;
+    const char* in = static_cast<const char*>(incoming_.get());
+    for_runs(unpack_from_, unpack_done_, [&](int a, int b) {
+      std::copy(in, in + (offsets_[b] - offsets_[a]), block_ + offsets_[a]);
+      in += offsets_[b] - offsets_[a];
+    });
+    unpack_from_ = -1;
+  }
+
   const char* call_;
   void* recvbuf_;
   TypeInfo recv_;
@@ -1262,7 +1324,12 @@ class AllgatherDoubling final : public Collective {
   const void* own_ = nullptr;  // this rank's part until it is copied into the block
   int own_count_ = 0;
   TypeInfo send_{MPI_BYTE};
+  TypedBuffer outgoing_;  // a spread round's packed runs
+  TypedBuffer incoming_;
+  int unpack_from_ = -1;  // whose runs incoming_ holds, and after which rounds
+  int unpack_done_ = 0;
   Butterfly fly_{comm().size(), comm().rank()};
+  static constexpr std::int64_t kSpreadBytes = 16384;
   static constexpr int kFoldedIn = 100;
   static constexpr int kUnpack = 101;
 };

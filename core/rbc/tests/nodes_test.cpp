@@ -1,10 +1,12 @@
 // Node-aware schedules: RangeComm::node_members against an oracle built here from
-// MPI_Comm_split_type, and allreduce (commutative and not) and barrier, whose rounds across
-// nodes each member takes in its own order, on ranges that line up with the nodes, that do not,
-// with strides, with p not a power of two, and two at once. Packed (smpi_pack), the spread
+// MPI_Comm_split_type, and allreduce (commutative and not), allgather and barrier, whose rounds
+// across nodes each member takes in its own order, on ranges that line up with the nodes, that
+// do not, with strides, with p not a power of two, and two at once. Packed (smpi_pack), the spread
 // schedules run; with one rank per host, or all on one node, nothing is spread.
 #include <mpi.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -70,6 +72,34 @@ void reductions(Checker& check, const rbc::RangeComm& comm, MPI_Op joined) {
     out.assign(static_cast<std::size_t>(n), -2);
     rbc::allreduce(own.data(), out.data(), n, MPI_LONG_LONG, joined, comm);
     check.equal_ranges(out, whole, "allreduce of intervals (not commutative), ", n, " elements");
+  }
+  for (int n : {1, 3}) {
+    std::vector<long long> in(static_cast<std::size_t>(n)), all(static_cast<std::size_t>(p) * n, -1);
+    std::vector<long long> expected(all.size());
+    for (int i = 0; i < n; ++i) in[static_cast<std::size_t>(i)] = value(me, i);
+    for (int r = 0; r < p; ++r) {
+      for (int i = 0; i < n; ++i) expected[static_cast<std::size_t>(r * n + i)] = value(r, i);
+    }
+    rbc::allgather(in.data(), n, MPI_LONG_LONG, all.data(), n, MPI_LONG_LONG, comm);
+    check.equal_ranges(all, expected, "allgather, ", n, " elements");
+    all.assign(all.size(), -1);
+    std::copy(in.begin(), in.end(), all.begin() + static_cast<std::ptrdiff_t>(me) * n);
+    rbc::allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all.data(), n, MPI_LONG_LONG, comm);
+    check.equal_ranges(all, expected, "allgather in place, ", n, " elements");
+  }
+  {
+    // Uneven parts, some empty: rank r brings r % 3 elements.
+    std::vector<int> counts(static_cast<std::size_t>(p)), displs(static_cast<std::size_t>(p));
+    std::vector<long long> expected;
+    for (int r = 0; r < p; ++r) {
+      counts[static_cast<std::size_t>(r)] = r % 3;
+      displs[static_cast<std::size_t>(r)] = static_cast<int>(expected.size());
+      for (int i = 0; i < r % 3; ++i) expected.push_back(value(r, i));
+    }
+    std::vector<long long> in(static_cast<std::size_t>(me % 3)), all(expected.size(), -1);
+    for (int i = 0; i < me % 3; ++i) in[static_cast<std::size_t>(i)] = value(me, i);
+    rbc::allgatherv(in.data(), me % 3, MPI_LONG_LONG, all.data(), counts.data(), displs.data(), MPI_LONG_LONG, comm);
+    check.equal_ranges(all, expected, "allgatherv, 0-2 elements per rank");
   }
   long long mine = value(me, 0), total = -1, expected = 0;
   for (int r = 0; r < p; ++r) expected += value(r, 0);
