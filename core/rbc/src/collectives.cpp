@@ -1290,16 +1290,17 @@ class AllgatherDoubling final : public Collective {
       receive_ranks(fly_.first(theirs), fly_.first(theirs + run), partner, detail::kUp);
       return;
     }
-    const std::int64_t bytes = run_bytes(v, done);
+    // For p not a power of two the partner's runs may hold more ranks than this one's.
+    const std::int64_t bytes = run_bytes(v, done), theirs = run_bytes(v ^ bit, done);
     outgoing_ = TypedBuffer(scratch(), TypeInfo(MPI_BYTE), message_bytes(call_, bytes));
-    incoming_ = TypedBuffer(scratch(), TypeInfo(MPI_BYTE), message_bytes(call_, bytes));
+    incoming_ = TypedBuffer(scratch(), TypeInfo(MPI_BYTE), message_bytes(call_, theirs));
     char* out = static_cast<char*>(outgoing_.get());
     for_runs(v, done, [&](int a, int b) {
       std::copy(block_ + offsets_[a], block_ + offsets_[b], out);
       out += offsets_[b] - offsets_[a];
     });
     send(outgoing_.get(), message_bytes(call_, bytes), MPI_BYTE, partner, detail::kUp);
-    receive(incoming_.get(), message_bytes(call_, run_bytes(v ^ bit, done)), MPI_BYTE, partner, detail::kUp);
+    receive(incoming_.get(), message_bytes(call_, theirs), MPI_BYTE, partner, detail::kUp);
     unpack_from_ = v ^ bit;
     unpack_done_ = done;
   }

@@ -93,8 +93,9 @@ class RangeComm {
   // How many consecutive members share a node, as the collectives schedule by it: 2^k where
   // mpi_comm()'s aligned blocks of 2^k' ranks each share a node (from_mpi compares neighbours'
   // MPI_Get_processor_name), this range starts on such a block and its stride is 2^(k' - k);
-  // 1 otherwise, and for groups made from a list of ranks. Allreduce (commutative operations)
-  // and barrier take their rounds across nodes in an order that spreads a node's messages.
+  // 1 otherwise, and for groups made from a list of ranks. Allreduce (commutative operations),
+  // barrier and short allgathers take their rounds across nodes in an order that spreads a
+  // node's messages over the nodes they go to.
   int node_members() const;
 
   MPI_Comm mpi_comm() const { return mpi_comm_; }
