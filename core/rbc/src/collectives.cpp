@@ -265,14 +265,12 @@ class Butterfly {
     return v < rem_ ? 2 * v + 1 : v + rem_;
   }
   // The bits of the rounds done so far: after them, participant v holds the blocks of every
-  // u with u & ~done() == v & ~done(). Without spread, done() + 1 == mask().
+  // u with u & ~done() == v & ~done(). Without spread, done() is 2^k - 1 after k rounds.
   int done() const { return done_; }
   // The bit of the round next_partner last returned.
   int bit() const { return bit_; }
   // This rank's place among the q participants.
   int virtual_rank() const { return rank_ < 2 * rem_ ? rank_ / 2 : rank_ - rem_; }
-  // The distance of the next exchange round (before next_partner advances it; not spread).
-  int mask() const { return mask_; }
   // The ranks that participant v stands for: [first(v), first(v + 1)).
   int first(int v) const { return v < rem_ ? 2 * v : v + rem_; }
 
