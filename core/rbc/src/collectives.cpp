@@ -252,13 +252,12 @@ class Butterfly {
   bool folds() const { return rank_ < 2 * rem_ && rank_ % 2 == 1; }
   // The partner of the next exchange round, or -1 once all are done.
   int next_partner() {
-    if (mask_ >= q_) return -1;
-    int bit = mask_;
+    if (round_ >= rounds_) return -1;
+    int bit = 1 << round_;
     if (offset_ > 0 && round_ >= inside_) {
       bit = 1 << (inside_ + (round_ - inside_ + offset_) % (rounds_ - inside_));
     }
     const int v = virtual_rank() ^ bit;
-    mask_ *= 2;
     ++round_;
     done_ |= bit;
     bit_ = bit;
@@ -278,11 +277,10 @@ class Butterfly {
   int rank_;
   int q_;
   int rem_;
-  int mask_ = 1;
   int rounds_ = 0;  // log2 q
   int inside_ = 0;  // rounds inside a node
   int offset_ = 0;  // where this participant starts the rounds across nodes
-  int round_ = 0;
+  int round_ = 0;    // rounds done
   int done_ = 0;
   int bit_ = 0;
 };
@@ -1259,12 +1257,17 @@ class AllgatherDoubling final : public Collective {
     finish();
   }
 
-  // The blocks of the participants u with u & ~done == v & ~done, as runs of consecutive
-  // participants (2^(done's trailing ones) each), in rank order: f(first rank, end rank).
-  template <typename F>
-  void for_runs(int v, int done, F&& f) const {
+  // How many consecutive participants a run holds after the rounds `done`: 2^(its trailing ones).
+  static int run_length(int done) {
     int run = 1;
     while (done & run) run *= 2;
+    return run;
+  }
+  // The blocks of the participants u with u & ~done == v & ~done, as runs of consecutive
+  // participants (run_length each), in rank order: f(first rank, end rank).
+  template <typename F>
+  void for_runs(int v, int done, F&& f) const {
+    const int run = run_length(done);
     const int high = done & ~(run - 1);
     const int base = v & ~done;
     for (int s = 0;; s = (s - high) & high) {
@@ -1280,8 +1283,7 @@ class AllgatherDoubling final : public Collective {
   // One round with partner `partner` whose group is v ^ bit: a single run goes to and from its
   // place in the block; several (spread rounds) are packed, and unpacked by the next step.
   void exchange(int v, int done, int bit, int partner) {
-    int run = 1;
-    while (done & run) run *= 2;
+    const int run = run_length(done);
     if ((done & ~(run - 1)) == 0) {
       const int mine = v & ~done, theirs = (v ^ bit) & ~done;
       send_ranks(fly_.first(mine), fly_.first(mine + run), partner, detail::kUp);

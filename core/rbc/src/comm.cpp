@@ -172,14 +172,14 @@ RangeComm RangeComm::from_mpi(MPI_Comm comm) {
   if (rank + 1 < size) to_right = isend(&mine, 1, MPI_UINT32_T, rank + 1, 0, world);
   if (rank > 0) recv(&left, 1, MPI_UINT32_T, rank - 1, 0, world);
   to_right.wait();
-  int twos = 0;
+  int twos = 30;  // how many times two divides the first rank of a node starting here
   if (left != mine) {
+    twos = 0;
     while (rank % (2 << twos) == 0) ++twos;
   }
-  int largest = left != mine ? 62 - twos : 0;  // MPI_MAX over ranks: 62 - the fewest twos
-  detail::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+  detail::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &twos, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
   int bits = 0;
-  while ((2 << bits) <= size && bits < 62 - largest) ++bits;
+  while ((2 << bits) <= size && bits < twos) ++bits;
   engine->set_node_bits(bits);
   return world;
 }
