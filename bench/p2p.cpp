@@ -1,10 +1,12 @@
 // Point-to-point ping-pong, RBC vs MPI, between ranks 0 and 1 (the others wait at the barrier):
 // the cost of RBC's isolation (every message carries an envelope with its communicator's exact
 // key; see core/rbc/src/wire.hpp) over the MPI library's own send and receive.
-//   pingpong  rbc::send/rbc::recv vs MPI_Send/MPI_Recv; time = half a round trip
+//   pingpong   rbc::send/rbc::recv vs MPI_Send/MPI_Recv; time = half a round trip
+//   ipingpong  the same through requests: irecv posted first, then isend, both waited
+//              (rbc::Request::wait vs MPI_Wait), as programs that overlap do
 // One timed operation is --trips round trips, so the barrier between repetitions is amortised.
 //
-// Options: --sizes=8,64,1024,65536 (bytes)  --impls=rbc,mpi  --trips=100
+// Options: --sizes=8,64,1024,65536 (bytes)  --impls=rbc,mpi  --variants=pingpong,ipingpong  --trips=100
 #include <mpi.h>
 
 #include <cstdint>
@@ -44,6 +46,42 @@ void round_trips(bool use_rbc, int trips, std::vector<char>& buf, int me, const 
   }
 }
 
+// One side of a round trip through requests: post the receive, send, wait for both.
+void exchange_requests(bool use_rbc, bool send_first, std::vector<char>& out, std::vector<char>& in, int peer,
+                       const rbc::RangeComm& rworld, MPI_Comm world) {
+  const int n = static_cast<int>(out.size());
+  if (use_rbc) {
+    if (send_first) {
+      rbc::Request receive = rbc::irecv(in.data(), n, MPI_BYTE, peer, 1, rworld);
+      rbc::isend(out.data(), n, MPI_BYTE, peer, 1, rworld).wait();
+      receive.wait();
+    } else {
+      rbc::irecv(in.data(), n, MPI_BYTE, peer, 1, rworld).wait();
+      rbc::isend(out.data(), n, MPI_BYTE, peer, 1, rworld).wait();
+    }
+    return;
+  }
+  MPI_Request request;
+  if (send_first) {
+    MPI_Request receive;
+    MPI_Irecv(in.data(), n, MPI_BYTE, peer, 1, world, &receive);
+    MPI_Isend(out.data(), n, MPI_BYTE, peer, 1, world, &request);
+    MPI_Wait(&request, MPI_STATUS_IGNORE);
+    MPI_Wait(&receive, MPI_STATUS_IGNORE);
+  } else {
+    MPI_Irecv(in.data(), n, MPI_BYTE, peer, 1, world, &request);
+    MPI_Wait(&request, MPI_STATUS_IGNORE);
+    MPI_Isend(out.data(), n, MPI_BYTE, peer, 1, world, &request);
+    MPI_Wait(&request, MPI_STATUS_IGNORE);
+  }
+}
+
+void round_trips_requests(bool use_rbc, int trips, std::vector<char>& out, std::vector<char>& in, int me,
+                          const rbc::RangeComm& rworld, MPI_Comm world) {
+  if (me > 1) return;
+  for (int t = 0; t < trips; ++t) exchange_requests(use_rbc, me == 0, out, in, 1 - me, rworld, world);
+}
+
 void run(const bench::Args& args, const bench::Context& ctx) {
   if (ctx.size() < 2) {
     ctx.note("p2p: needs at least 2 ranks; nothing measured");
@@ -56,26 +94,40 @@ void run(const bench::Args& args, const bench::Context& ctx) {
   for (const auto& impl : impls) {
     if (impl != "rbc" && impl != "mpi") throw std::invalid_argument("--impls: unknown implementation '" + impl + "'");
   }
+  const auto variants = args.get_list("variants", {"pingpong", "ipingpong"});
+  for (const auto& variant : variants) {
+    if (variant != "pingpong" && variant != "ipingpong") {
+      throw std::invalid_argument("--variants: unknown variant '" + variant + "' (pingpong, ipingpong)");
+    }
+  }
   const rbc::RangeComm rworld = rbc::RangeComm::from_mpi(ctx.world());
   for (std::int64_t bytes : args.get_int_list("sizes", {8, 64, 1024, 65536})) {
     if (bytes < 0 || bytes > (1 << 30)) throw std::invalid_argument("--sizes out of range");
     std::vector<char> buf(static_cast<std::size_t>(bytes), 1);
-    for (const auto& impl : impls) {
-      const bool use_rbc = impl == "rbc";
-      const bench::Summary s =
-          measure.run([&] { round_trips(use_rbc, trips, buf, ctx.rank(), rworld, ctx.world()); });
-      bench::Summary half = s;
-      half.median /= 2.0 * trips;
-      half.min /= 2.0 * trips;
-      half.max /= 2.0 * trips;
-      bench::Record r = ctx.record("p2p");
-      r.add("variant", "pingpong").add("implementation", impl).add("n", bytes).add("n_unit", "bytes")
-          .add("trips", trips).add("time_unit", "half round trip").add_summary(half);
-      ctx.emit(r);
+    std::vector<char> in(static_cast<std::size_t>(bytes), 0);
+    for (const auto& variant : variants) {
+      for (const auto& impl : impls) {
+        const bool use_rbc = impl == "rbc";
+        const bench::Summary s = measure.run([&] {
+          if (variant == "pingpong") {
+            round_trips(use_rbc, trips, buf, ctx.rank(), rworld, ctx.world());
+          } else {
+            round_trips_requests(use_rbc, trips, buf, in, ctx.rank(), rworld, ctx.world());
+          }
+        });
+        bench::Summary half = s;
+        half.median /= 2.0 * trips;
+        half.min /= 2.0 * trips;
+        half.max /= 2.0 * trips;
+        bench::Record r = ctx.record("p2p");
+        r.add("variant", variant).add("implementation", impl).add("n", bytes).add("n_unit", "bytes")
+            .add("trips", trips).add("time_unit", "half round trip").add_summary(half);
+        ctx.emit(r);
+      }
     }
   }
 }
 
 }  // namespace
 
-int main(int argc, char** argv) { return bench::main_with_mpi(argc, argv, {"sizes", "impls", "trips", "warmup", "reps"}, run); }
+int main(int argc, char** argv) { return bench::main_with_mpi(argc, argv, {"sizes", "impls", "variants", "trips", "warmup", "reps"}, run); }

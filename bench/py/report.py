@@ -580,8 +580,8 @@ def section_p2p(d, plot, draw):
                "message carries its communicator's exact key in an envelope) vs the MPI library's "
                "`MPI_Send`/`MPI_Recv`. Issue 16's target: RBC adds at most 10% (8 B) and 2% (64 KiB) to the library's ping-pong.\n")
     rows = []
-    for p in d.values("p", benchmark="p2p"):
-        for n in d.values("n", benchmark="p2p", p=p):
+    for p in d.values("p", benchmark="p2p", variant="pingpong"):
+        for n in d.values("n", benchmark="p2p", variant="pingpong", p=p):
             rbc = d.median(benchmark="p2p", variant="pingpong", n=n, implementation="rbc", p=p)
             mpi = d.median(benchmark="p2p", variant="pingpong", n=n, implementation="mpi", p=p)
             r = ratio(rbc, mpi)
@@ -589,6 +589,16 @@ def section_p2p(d, plot, draw):
             verdict = "" if r is None or limit is None else ("met" if r <= limit else "not met")
             rows.append([fmt_p(p), n, fmt_time(rbc), fmt_time(mpi), fmt_ratio(r), verdict])
     out.append(md_table(["p", "bytes", "rbc", "mpi", "rbc / mpi", "target"], rows) + "\n")
+    rows = []
+    for p in d.values("p", benchmark="p2p", variant="ipingpong"):
+        for n in d.values("n", benchmark="p2p", variant="ipingpong", p=p):
+            rbc = d.median(benchmark="p2p", variant="ipingpong", n=n, implementation="rbc", p=p)
+            mpi = d.median(benchmark="p2p", variant="ipingpong", n=n, implementation="mpi", p=p)
+            rows.append([fmt_p(p), n, fmt_time(rbc), fmt_time(mpi), fmt_ratio(ratio(rbc, mpi))])
+    if rows:
+        out.append("The same round trips through requests (`rbc::irecv` + `rbc::isend`, each waited, against "
+                   "`MPI_Irecv` + `MPI_Isend` + `MPI_Wait`): what a request and its wait add. No target.\n")
+        out.append(md_table(["p", "bytes", "rbc", "mpi", "rbc / mpi"], rows) + "\n")
     return out
 
 

@@ -96,6 +96,7 @@ class Collective : public Operation {
 
   bool progress(bool may_test) final {
     while (awaited_complete(may_test)) {
+      in_place_busy_ = false;
       if (finished_) {
         if (!released_) {
           release();
@@ -135,10 +136,11 @@ class Collective : public Operation {
       send_now(comm(), engine(), buf, count, type, CommAccess::mpi_rank(comm(), rank), label(phase));
       return;
     }
-    if (immediate_ && !in_place_busy_ &&
+    if (!in_place_busy_ &&
         isend_in_place(*this, comm(), engine(), in_place_wire_, buf, count, type, CommAccess::mpi_rank(comm(), rank),
-                       label(phase), cost::Kernel::collective_message)) {
+                       label(phase), immediate_ ? cost::Kernel::collective_message : cost::Kernel::message)) {
       in_place_busy_ = true;  // until the step's sends complete
+      if (!immediate_) settle_send(*this);
       return;
     }
     post_send(*this, comm(), buf, count, type, CommAccess::mpi_rank(comm(), rank), label(phase), signature_,
@@ -199,7 +201,7 @@ class Collective : public Operation {
   bool agreed_ = false;
   bool immediate_ = false;
   bool tree_sends_ = false;
-  // Run at once, a step's first small send goes from here (isend_in_place).
+  // A step's first small send goes from here (isend_in_place).
   bool in_place_busy_ = false;
   alignas(std::uint64_t) char in_place_wire_[kInPlaceWireBytes];
   char agree_token_ = 0;

@@ -87,8 +87,10 @@ Request isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, 
   auto op = detail::make_operation<Transfer>(engine, comm);
   const int mpi_dest = mpi_peer(comm, dest);
   const detail::Label label = detail::user_label(tag);
-  if (!detail::isend_in_place(*op, op->comm(), engine, static_cast<Transfer&>(*op).wire, buf, count, type, mpi_dest,
-                              label, cost::Kernel::message)) {
+  if (detail::isend_in_place(*op, op->comm(), engine, static_cast<Transfer&>(*op).wire, buf, count, type, mpi_dest,
+                             label, cost::Kernel::message)) {
+    detail::settle_send(*op);
+  } else {
     detail::post_send(*op, op->comm(), buf, count, type, mpi_dest, label);
   }
   return Request(std::move(op));

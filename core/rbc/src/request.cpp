@@ -226,7 +226,13 @@ void add_engine(Engines& engines, detail::Engine* engine) {
 void Request::wait() {
   while (!advance(false)) {
     detail::Engine* engine = &op_->engine();
-    progress_and_block(&engine, 1);
+    const auto& active = engine->active();
+    if (active.size() == 1) {
+      // Alone in flight: nothing else to advance, and advance() found it waiting.
+      detail::wait_for_some(active.data(), 1);
+    } else {
+      progress_and_block(&engine, 1);
+    }
   }
 }
 

@@ -574,6 +574,18 @@ bool isend_in_place(Operation& op, const RangeComm& comm, Engine& engine, char* 
   return true;
 }
 
+void settle_send(Operation& op) {
+#ifdef JANUS_SMPI
+  (void)op;
+#else
+  const std::size_t slot = op.awaited().size() - 1;
+  int flag = 0;
+  MPI_Status status;
+  check_mpi(MPI_Test(&op.awaited()[slot], &flag, &status), "MPI_Test");
+  if (flag) op.request_done(slot, status);
+#endif
+}
+
 void send_now(const RangeComm& comm, Engine& engine, const void* buf, int count, MPI_Datatype type, int mpi_dest,
               const Label& label) {
   require_live(engine);

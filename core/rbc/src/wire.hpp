@@ -94,6 +94,12 @@ inline constexpr int kInPlaceWireBytes = 64 + kInPlaceSendBytes;
 bool isend_in_place(Operation& op, const RangeComm& comm, Engine& engine, char* wire, const void* buf, int count,
                     MPI_Datatype type, int mpi_dest, const Label& label, cost::Kernel charge);
 
+// Completes op's last awaited request, a send just posted, if MPI already has (a small eager send
+// usually is once MPI_Isend returns): a request that finishes at creation never joins the
+// engine's list or a wait round. Under SMPI it does nothing, since a failed MPI_Test costs
+// simulated time there.
+void settle_send(Operation& op);
+
 // Blocking send and receive for a rank with no RBC operation in flight on the engine (so no
 // receive is posted that a foreign message could be owed to): straight MPI calls, no operation
 // object. recv_now returns the delivered status (source, user tag, payload size).
