@@ -579,22 +579,21 @@ def section_p2p(d, plot, draw):
     out.append("Half a ping-pong round trip between ranks 0 and 1, RBC (`rbc::send`/`rbc::recv`, every "
                "message carries its communicator's exact key in an envelope) vs the MPI library's "
                "`MPI_Send`/`MPI_Recv`. Issue 16's target: RBC adds at most 10% (8 B) and 2% (64 KiB) to the library's ping-pong.\n")
+    def points(variant):
+        """(p, bytes, rbc, mpi, rbc / mpi) of one variant."""
+        for p in d.values("p", benchmark="p2p", variant=variant):
+            for n in d.values("n", benchmark="p2p", variant=variant, p=p):
+                rbc = d.median(benchmark="p2p", variant=variant, n=n, implementation="rbc", p=p)
+                mpi = d.median(benchmark="p2p", variant=variant, n=n, implementation="mpi", p=p)
+                yield p, n, rbc, mpi, ratio(rbc, mpi)
+
     rows = []
-    for p in d.values("p", benchmark="p2p", variant="pingpong"):
-        for n in d.values("n", benchmark="p2p", variant="pingpong", p=p):
-            rbc = d.median(benchmark="p2p", variant="pingpong", n=n, implementation="rbc", p=p)
-            mpi = d.median(benchmark="p2p", variant="pingpong", n=n, implementation="mpi", p=p)
-            r = ratio(rbc, mpi)
-            limit = 1.10 if n <= 8 else 1.02 if n >= 65536 else None
-            verdict = "" if r is None or limit is None else ("met" if r <= limit else "not met")
-            rows.append([fmt_p(p), n, fmt_time(rbc), fmt_time(mpi), fmt_ratio(r), verdict])
+    for p, n, rbc, mpi, r in points("pingpong"):
+        limit = 1.10 if n <= 8 else 1.02 if n >= 65536 else None
+        verdict = "" if r is None or limit is None else ("met" if r <= limit else "not met")
+        rows.append([fmt_p(p), n, fmt_time(rbc), fmt_time(mpi), fmt_ratio(r), verdict])
     out.append(md_table(["p", "bytes", "rbc", "mpi", "rbc / mpi", "target"], rows) + "\n")
-    rows = []
-    for p in d.values("p", benchmark="p2p", variant="ipingpong"):
-        for n in d.values("n", benchmark="p2p", variant="ipingpong", p=p):
-            rbc = d.median(benchmark="p2p", variant="ipingpong", n=n, implementation="rbc", p=p)
-            mpi = d.median(benchmark="p2p", variant="ipingpong", n=n, implementation="mpi", p=p)
-            rows.append([fmt_p(p), n, fmt_time(rbc), fmt_time(mpi), fmt_ratio(ratio(rbc, mpi))])
+    rows = [[fmt_p(p), n, fmt_time(rbc), fmt_time(mpi), fmt_ratio(r)] for p, n, rbc, mpi, r in points("ipingpong")]
     if rows:
         out.append("The same round trips through requests (`rbc::irecv` + `rbc::isend`, each waited, against "
                    "`MPI_Irecv` + `MPI_Isend` + `MPI_Wait`): what a request and its wait add. No target.\n")

@@ -136,15 +136,15 @@ class Collective : public Operation {
       send_now(comm(), engine(), buf, count, type, CommAccess::mpi_rank(comm(), rank), label(phase));
       return;
     }
+    const int mpi_dest = CommAccess::mpi_rank(comm(), rank);
+    const cost::Kernel charge = immediate_ ? cost::Kernel::collective_message : cost::Kernel::message;
     if (!in_place_busy_ &&
-        isend_in_place(*this, comm(), engine(), in_place_wire_, buf, count, type, CommAccess::mpi_rank(comm(), rank),
-                       label(phase), immediate_ ? cost::Kernel::collective_message : cost::Kernel::message)) {
+        isend_in_place(*this, comm(), engine(), in_place_wire_, buf, count, type, mpi_dest, label(phase), charge)) {
       in_place_busy_ = true;  // until the step's sends complete
       if (!immediate_) settle_send(*this);
       return;
     }
-    post_send(*this, comm(), buf, count, type, CommAccess::mpi_rank(comm(), rank), label(phase), signature_,
-              immediate_ ? cost::Kernel::collective_message : cost::Kernel::message);
+    post_send(*this, comm(), buf, count, type, mpi_dest, label(phase), signature_, charge);
   }
   // For collectives whose messages only go along the edges of a tree, away from the root or
   // towards it, and a member receives from its peers before it sends on: no peer ever waits for
