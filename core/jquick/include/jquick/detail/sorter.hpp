@@ -1255,15 +1255,16 @@ class Sorter {
 
   // ----------------------------------------------------------------- gathered base cases
 
-  // A task of at most Config::gather_elements elements on >= 3 PEs. Every member turns its
-  // elements into (key, global index) samples and sorts them; a merging gather (RBC: merged
-  // inside the tree) gives the group's first PE all of them in (key, index) order, the order
-  // the recursion would produce; it scatters the keys down a binomial tree, each member
-  // receiving those of its subtree in one message (the first round carries half of what a
-  // broadcast would, later ones less), and each member keeps its share. The flag (comp(x, x)
-  // true for some element: the root checks every one) travels as one more byte where it is set.
-  // One PE decides the order, so even a comparator that is not a strict weak order yields a
-  // permutation, and all members learn the same flag.
+  // A task of at most Config::gather_elements elements on >= 3 PEs. Every member sorts its
+  // elements (the local sort, as a recursion's base case would); a merging gather (RBC: merged
+  // inside the tree) gives the group's first PE all of them in order, runs merged stably in
+  // rank order; it scatters them down a binomial tree, each member receiving those of its
+  // subtree in one message (the first round carries half of what a broadcast would, later ones
+  // less), and each member keeps its share. Only keys travel, no indices: the local sort and
+  // the merges are deterministic, and that is all the same seed's same output needs. The flag
+  // (comp(x, x) true for some element: the root checks every one) travels as one more byte
+  // where it is set. One PE decides the order, so even a comparator that is not a strict weak
+  // order yields a permutation, and all members learn the same flag.
   static constexpr int kScatterTag = kTagBase + 4;
 
   struct Small {
@@ -1271,8 +1272,9 @@ class Sorter {
     Comm comm;
     bool first_level = false;  // the whole input: input layout, the root communicator
     std::int64_t t0 = 0, t1 = 0;
-    std::vector<Sample> samples;
-    std::vector<Sample> gathered;
+    std::vector<T> keys;      // this member's, in (key, index) order
+    std::vector<T> gathered;  // the root: everyone's
+    const unsigned char* block = nullptr;  // the subtree's keys (bytes, or gathered at the root)
     int first = 0;  // the root rank of group rank 0
     int size = 0;   // of the group
     int rank = 0;   // in the group
@@ -1292,22 +1294,18 @@ class Sorter {
     small.t0 = std::max(small.gb, my_start_);
     small.t1 = std::max(small.t0, std::min(small.ge, my_end_));
     const T* src;
-    std::int64_t g0, m;
+    std::int64_t m;
     if (small.first_level) {
       src = input_->data();
-      g0 = input_start_;
       m = static_cast<std::int64_t>(input_->size());
     } else {
       src = work_.data() + (small.t0 - my_start_);
-      g0 = small.t0;
       m = small.t1 - small.t0;
     }
-    small.samples.resize(static_cast<std::size_t>(m));
-    for (std::int64_t j = 0; j < m; ++j) small.samples[j] = Sample{src[j], g0 + j};
     clock_.to(kLocalSort);
-    localsort::sort(small.samples.begin(), small.samples.end(),
-                    [this](const Sample& a, const Sample& b) { return sample_less(a, b); });
-    cost::charge(cost::Kernel::sort, small.samples.size());
+    small.keys.assign(src, src + m);
+    localsort::sort(small.keys.begin(), small.keys.end(), less_);
+    cost::charge(cost::Kernel::sort, small.keys.size());
     clock_.to(kBase);
     const std::int64_t total = small.ge - small.gb;
     small.rank = LayerT::rank(small.comm);
@@ -1318,28 +1316,35 @@ class Sorter {
     small.span = small.rank == 0 ? top : (small.rank & -small.rank);
     const std::int64_t keys = member_start(small, std::min(small.rank + small.span, small.size)) -
                               member_start(small, small.rank);
-    small.bytes.resize(static_cast<std::size_t>(keys) * sizeof(T) + 1);
     const bool root = small.rank == 0;
+    if (!root) small.bytes.resize(static_cast<std::size_t>(keys) * sizeof(T) + 1);
     small.gathered.resize(root ? static_cast<std::size_t>(total) : 0);
     Small* s = &small;
-    layer_.gather_merge(pool, small.comm, small.samples.data(), static_cast<int>(m),
-                        small.gathered.data(), static_cast<int>(total), sample_type(),
-                        sample_merger(), [this, s, root, &pool] {
+    layer_.gather_merge(pool, small.comm, small.keys.data(), static_cast<int>(m),
+                        small.gathered.data(), static_cast<int>(total), type_, key_merger(),
+                        [this, s, root, &pool] {
                           // Every member starts the scatter only now: the MPI layer's gather
                           // is two collectives, and all members must call them in one order.
                           if (!root) {
                             receive_small(pool, *s);
                             return;
                           }
-                          unsigned char* out = s->bytes.data();
-                          for (const Sample& x : s->gathered) {
-                            if (less_(x.key, x.key)) s->flag = 1;
-                            std::memcpy(out, &x.key, sizeof(T));
-                            out += sizeof(T);
+                          for (const T& x : s->gathered) {
+                            if (less_(x, x)) s->flag = 1;
                           }
-                          cost::charge(cost::Kernel::copy, s->gathered.size());
+                          cost::charge(cost::Kernel::copy, s->gathered.size());  // as fast as a copy
+                          s->block = reinterpret_cast<const unsigned char*>(s->gathered.data());
                           forward_small(pool, *s);
                         });
+  }
+
+  // Merges two adjacent sorted runs of keys, the first one's before equivalent ones of the
+  // second (std::inplace_merge is stable).
+  rbc::Merger key_merger() const {
+    const Compare less = less_;
+    return [less](void* first, void* middle, void* last) {
+      std::inplace_merge(static_cast<T*>(first), static_cast<T*>(middle), static_cast<T*>(last), less);
+    };
   }
 
   // The subtree's keys come from the parent in one message, one byte longer when the flag is set.
@@ -1353,6 +1358,7 @@ class Sorter {
                    } else if (count != capacity - 1) {
                      throw Error("internal: a gathered base case's block has the wrong size");
                    }
+                   s->block = s->bytes.data();
                    forward_small(pool, *s);
                  });
   }
@@ -1365,8 +1371,7 @@ class Sorter {
       if (child >= small.size) continue;
       const std::int64_t begin = member_start(small, child);
       const std::int64_t end = member_start(small, std::min(child + half, small.size));
-      const unsigned char* block =
-          small.bytes.data() + (begin - base) * static_cast<std::int64_t>(sizeof(T));
+      const unsigned char* block = small.block + (begin - base) * static_cast<std::int64_t>(sizeof(T));
       const std::size_t length = static_cast<std::size_t>(end - begin) * sizeof(T);
       if (small.flag == 0) {
         layer_.isend(pool, small.comm, block, static_cast<int>(length), MPI_BYTE, child,
@@ -1386,13 +1391,12 @@ class Sorter {
     const std::int64_t count = small.t1 - small.t0;
     if (count > 0) {  // a PE without elements may have no storage at all
       // This PE's share opens its subtree's block.
-      std::memcpy(static_cast<void*>(work_.data() + (small.t0 - my_start_)), small.bytes.data(),
+      std::memcpy(static_cast<void*>(work_.data() + (small.t0 - my_start_)), small.block,
                   static_cast<std::size_t>(count) * sizeof(T));
     }
     stats_.bytes_copied += static_cast<long long>(count * static_cast<std::int64_t>(sizeof(T)));
     cost::charge(cost::Kernel::copy, static_cast<std::size_t>(count));
-    std::vector<Sample>().swap(small.samples);
-    std::vector<Sample>().swap(small.gathered);
+    std::vector<T>().swap(small.keys);  // the sends to children may still read the block
   }
 
   LayerT& layer_;
