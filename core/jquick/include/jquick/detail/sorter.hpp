@@ -206,6 +206,7 @@ class Sorter {
     data.swap(work_);
     std::vector<T>().swap(work_);
     std::vector<T>().swap(scratch_);
+    std::vector<T>().swap(merged_);
     // p >= 3: a group that found the comparator broken must tell every PE, and so must a PE
     // whose comparator threw (a comparator that may throw costs this agreement where none would
     // be needed otherwise: p = 2, or one gathered base case). With verify: check.
@@ -1339,11 +1340,16 @@ class Sorter {
   }
 
   // Merges two adjacent sorted runs of keys, the first one's before equivalent ones of the
-  // second (std::inplace_merge is stable).
-  rbc::Merger key_merger() const {
-    const Compare less = less_;
-    return [less](void* first, void* middle, void* last) {
-      std::inplace_merge(static_cast<T*>(first), static_cast<T*>(middle), static_cast<T*>(last), less);
+  // second (localsort::merge is stable), through a buffer the sorter keeps.
+  rbc::Merger key_merger() {
+    return [this](void* first, void* middle, void* last) {
+      T* a = static_cast<T*>(first);
+      T* b = static_cast<T*>(middle);
+      const std::size_t na = static_cast<std::size_t>(b - a);
+      const std::size_t nb = static_cast<std::size_t>(static_cast<T*>(last) - b);
+      if (merged_.size() < na + nb) merged_.resize(na + nb);
+      localsort::merge(a, na, b, nb, merged_.data(), less_);
+      std::memcpy(static_cast<void*>(a), merged_.data(), (na + nb) * sizeof(T));
     };
   }
 
@@ -1415,6 +1421,7 @@ class Sorter {
   std::int64_t input_start_ = 0;
   std::vector<T> work_;
   std::vector<T> scratch_;
+  std::vector<T> merged_;  // key_merger's output
   std::vector<Child> base_cases_;
   std::vector<std::unique_ptr<Small>> smalls_;
   bool whole_small_ = false;  // the whole input was one gathered base case
