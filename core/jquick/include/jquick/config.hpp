@@ -51,8 +51,8 @@ struct Config {
   double k2 = 1.0 / 400.0;
   double k3 = 9.0;
   // Sub-problems (the whole input included) of at most this many elements on >= 3 PEs skip
-  // the recursion: a merging gather of (key, global index) pairs to the group's first PE and a
-  // scatter of the sorted keys down a binomial tree, after which every PE keeps exactly its share. Two tree
+  // the recursion: a merging gather of the sorted keys to the group's first PE and a scatter
+  // of them down a binomial tree, after which every PE keeps exactly its share. Two tree
   // collectives instead of about log2 p' levels of four each. 0 turns it off. 4096: measured
   // against 1024 and 16384 on Open MPI (8 ranks) and SMPI (16, 64 ranks), docs/benchmarks.md.
   std::int64_t gather_elements = 4096;
