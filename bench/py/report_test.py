@@ -61,5 +61,25 @@ class PlatformsApart(unittest.TestCase):
         self.assertNotIn("### supermuc platform", text)
 
 
+class StretchVerdict(unittest.TestCase):
+    def test_p_not_a_power_of_two_pairs_with_hypercube_on_q(self):
+        # At p = 12 JQuick beats hypercube quicksort on all 12 PEs but not on 8: the target's
+        # pairing, so the summary row must say "not met" (as the per-(p, n/p) table does).
+        recs = [sort_record("supermuc", "supermuc", "jquick_rbc", 8, 16, 2e-5),
+                sort_record("supermuc", "supermuc", "hypercube_rbc", 8, 16, 4e-5),
+                sort_record("supermuc", "supermuc", "jquick_rbc", 12, 16, 5e-5),
+                sort_record("supermuc", "supermuc", "hypercube_rbc", 12, 16, 6e-5)]
+        out = tempfile.mkdtemp()
+        path = os.path.join(out, "records.jsonl")
+        write(path, recs)
+        with open(report.generate([path], os.path.join(out, "report"))) as f:
+            text = f.read()
+        row = next(line for line in text.splitlines() if line.startswith("| stretch: JQuick"))
+        self.assertIn("met at 1,", row)
+        self.assertIn("1.25x (p=12, n/p=16)", row)
+        self.assertTrue(row.rstrip().endswith("| not met |"), row)
+        self.assertIn("met at 1 of 2 points", text)
+
+
 if __name__ == "__main__":
     unittest.main()
