@@ -1347,6 +1347,7 @@ class Sorter {
       T* b = static_cast<T*>(middle);
       const std::size_t na = static_cast<std::size_t>(b - a);
       const std::size_t nb = static_cast<std::size_t>(static_cast<T*>(last) - b);
+      if (na == 0 || nb == 0) return;  // already merged (and an empty run may be a null pointer)
       if (merged_.size() < na + nb) merged_.resize(na + nb);
       localsort::merge(a, na, b, nb, merged_.data(), less_);
       std::memcpy(static_cast<void*>(a), merged_.data(), (na + nb) * sizeof(T));
