@@ -1273,7 +1273,7 @@ class Sorter {
     Comm comm;
     bool first_level = false;  // the whole input: input layout, the root communicator
     std::int64_t t0 = 0, t1 = 0;
-    std::vector<T> keys;      // this member's, in (key, index) order
+    std::vector<T> keys;      // this member's, sorted
     std::vector<T> gathered;  // the root: everyone's
     const unsigned char* block = nullptr;  // the subtree's keys (bytes, or gathered at the root)
     int first = 0;  // the root rank of group rank 0
