@@ -422,7 +422,9 @@ void run_special(Checker& check, const Options& options) {
     // still come out sorted, as a permutation, and the same in a second run.
     Context c(check, "gathered base case with equivalent keys");
     std::vector<double> zeros = uniform;
-    for (std::size_t i = 0; i < zeros.size(); i += 3) zeros[i] = (i / 3 + static_cast<std::size_t>(rank)) % 2 ? -0.0 : 0.0;
+    for (std::size_t i = 0; i < zeros.size(); i += 3) {
+      zeros[i] = (i / 3 + static_cast<std::size_t>(rank)) % 2 ? -0.0 : 0.0;
+    }
     inputs::Params dup = params;
     dup.n_per_pe = 200;
     const std::vector<Item> items =

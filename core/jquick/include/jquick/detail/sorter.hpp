@@ -207,6 +207,7 @@ class Sorter {
     std::vector<T>().swap(work_);
     std::vector<T>().swap(scratch_);
     std::vector<T>().swap(merged_);
+    std::vector<Sample>().swap(merged_samples_);
     // p >= 3: a group that found the comparator broken must tell every PE, and so must a PE
     // whose comparator threw (a comparator that may throw costs this agreement where none would
     // be needed otherwise: p = 2, or one gathered base case). With verify: check.
@@ -553,17 +554,28 @@ class Sorter {
                            });
   }
 
-  // Merges two adjacent sorted runs of samples in (key, index) order.
-  rbc::Merger sample_merger() const {
-    const Compare less = less_;
-    return [less](void* first, void* middle, void* last) {
-      std::inplace_merge(static_cast<Sample*>(first), static_cast<Sample*>(middle),
-                         static_cast<Sample*>(last), [&less](const Sample& a, const Sample& b) {
-                           if (less(a.key, b.key)) return true;
-                           if (less(b.key, a.key)) return false;
-                           return a.index < b.index;
-                         });
+  // A merger of two adjacent sorted runs of E, the first one's elements before equivalent ones
+  // of the second (localsort::merge is stable), through `buffer`, which the sorter keeps.
+  // rbc::merger_for does the same with std::inplace_merge, which allocates a buffer per call and
+  // is about four times slower on doubles (docs/benchmarks.md, "A gathered base case of keys
+  // alone").
+  template <class E, class ELess>
+  static rbc::Merger buffered_merger(std::vector<E>& buffer, ELess less) {
+    return [&buffer, less](void* first, void* middle, void* last) {
+      E* a = static_cast<E*>(first);
+      E* b = static_cast<E*>(middle);
+      const std::size_t na = static_cast<std::size_t>(b - a);
+      const std::size_t nb = static_cast<std::size_t>(static_cast<E*>(last) - b);
+      if (na == 0 || nb == 0) return;  // already merged (and an empty run may be a null pointer)
+      if (buffer.size() < na + nb) buffer.resize(na + nb);
+      localsort::merge(a, na, b, nb, buffer.data(), less);
+      std::memcpy(static_cast<void*>(a), buffer.data(), (na + nb) * sizeof(E));
     };
+  }
+
+  // Samples in (key, index) order.
+  rbc::Merger sample_merger() {
+    return buffered_merger(merged_samples_, [this](const Sample& a, const Sample& b) { return sample_less(a, b); });
   }
 
   std::uint64_t task_seed(const Task& task) const {
@@ -1275,7 +1287,6 @@ class Sorter {
     std::int64_t t0 = 0, t1 = 0;
     std::vector<T> keys;      // this member's, sorted
     std::vector<T> gathered;  // the root: everyone's
-    const unsigned char* block = nullptr;  // the subtree's keys (bytes, or gathered at the root)
     int first = 0;  // the root rank of group rank 0
     int size = 0;   // of the group
     int rank = 0;   // in the group
@@ -1283,6 +1294,11 @@ class Sorter {
     std::vector<unsigned char> bytes;  // the subtree's keys, then room for the flag
     unsigned char flag = 0;
     std::vector<std::vector<unsigned char>> staged;  // outgoing blocks with the flag appended
+
+    // The subtree's keys: everyone's at the root, what the parent sent elsewhere.
+    const unsigned char* block() const {
+      return rank == 0 ? reinterpret_cast<const unsigned char*>(gathered.data()) : bytes.data();
+    }
   };
 
   // Where group member a's part of `small` begins (a = size: where the last one's ends); the
@@ -1334,25 +1350,11 @@ class Sorter {
                             if (less_(x, x)) s->flag = 1;
                           }
                           cost::charge(cost::Kernel::copy, s->gathered.size());  // as fast as a copy
-                          s->block = reinterpret_cast<const unsigned char*>(s->gathered.data());
                           forward_small(pool, *s);
                         });
   }
 
-  // Merges two adjacent sorted runs of keys, the first one's before equivalent ones of the
-  // second (localsort::merge is stable), through a buffer the sorter keeps.
-  rbc::Merger key_merger() {
-    return [this](void* first, void* middle, void* last) {
-      T* a = static_cast<T*>(first);
-      T* b = static_cast<T*>(middle);
-      const std::size_t na = static_cast<std::size_t>(b - a);
-      const std::size_t nb = static_cast<std::size_t>(static_cast<T*>(last) - b);
-      if (na == 0 || nb == 0) return;  // already merged (and an empty run may be a null pointer)
-      if (merged_.size() < na + nb) merged_.resize(na + nb);
-      localsort::merge(a, na, b, nb, merged_.data(), less_);
-      std::memcpy(static_cast<void*>(a), merged_.data(), (na + nb) * sizeof(T));
-    };
-  }
+  rbc::Merger key_merger() { return buffered_merger(merged_, less_); }
 
   // The subtree's keys come from the parent in one message, one byte longer when the flag is set.
   void receive_small(Pool& pool, Small& small) {
@@ -1365,7 +1367,6 @@ class Sorter {
                    } else if (count != capacity - 1) {
                      throw Error("internal: a gathered base case's block has the wrong size");
                    }
-                   s->block = s->bytes.data();
                    forward_small(pool, *s);
                  });
   }
@@ -1378,7 +1379,7 @@ class Sorter {
       if (child >= small.size) continue;
       const std::int64_t begin = member_start(small, child);
       const std::int64_t end = member_start(small, std::min(child + half, small.size));
-      const unsigned char* block = small.block + (begin - base) * static_cast<std::int64_t>(sizeof(T));
+      const unsigned char* block = small.block() + (begin - base) * static_cast<std::int64_t>(sizeof(T));
       const std::size_t length = static_cast<std::size_t>(end - begin) * sizeof(T);
       if (small.flag == 0) {
         layer_.isend(pool, small.comm, block, static_cast<int>(length), MPI_BYTE, child,
@@ -1398,7 +1399,7 @@ class Sorter {
     const std::int64_t count = small.t1 - small.t0;
     if (count > 0) {  // a PE without elements may have no storage at all
       // This PE's share opens its subtree's block.
-      std::memcpy(static_cast<void*>(work_.data() + (small.t0 - my_start_)), small.block,
+      std::memcpy(static_cast<void*>(work_.data() + (small.t0 - my_start_)), small.block(),
                   static_cast<std::size_t>(count) * sizeof(T));
     }
     stats_.bytes_copied += static_cast<long long>(count * static_cast<std::int64_t>(sizeof(T)));
@@ -1422,7 +1423,8 @@ class Sorter {
   std::int64_t input_start_ = 0;
   std::vector<T> work_;
   std::vector<T> scratch_;
-  std::vector<T> merged_;  // key_merger's output
+  std::vector<T> merged_;               // key_merger's output
+  std::vector<Sample> merged_samples_;  // sample_merger's output
   std::vector<Child> base_cases_;
   std::vector<std::unique_ptr<Small>> smalls_;
   bool whole_small_ = false;  // the whole input was one gathered base case
