@@ -586,6 +586,9 @@ def make_parser():
                         "(default: the --mpi library's; also JANUS_MPIRUN)")
     parser.add_argument("--program", help="calibrate program built for the real MPI "
                         "(default: //sim/calibration:calibrate_mpi, built here)")
+    parser.add_argument("--measure-only", action="store_true",
+                        help="only the real runs and the fits from them (no Bazel, no SMPI: a machine that "
+                             "has MPI and --program only); finish the profile elsewhere with --refit")
     parser.add_argument("--refit", metavar="PROFILE",
                         help="fit again from the raw samples of an earlier profile (path or built-in) "
                              "instead of measuring; keeps its machine, library, date and samples")
@@ -600,7 +603,12 @@ def main(argv=None):
         return 2
     if args.launcher:
         os.environ["JANUS_MPIRUN"] = args.launcher
+    if args.measure_only and (args.refit or not args.program):
+        log("calibrate: --measure-only needs --program (a calibrate_mpi built elsewhere) and no --refit")
+        return 2
     try:
+        if args.measure_only:
+            return write_measured(args)
         bin_root = bazel_bin(["//sim/calibration:calibrate_smpi", "//sim/calibration:libcharge_preload.so"])
         sim_program = os.path.join(bin_root, "sim", "calibration", "libcalibrate_smpi.so")
         preload = os.path.join(bin_root, "sim", "calibration", "libcharge_preload.so")
@@ -661,6 +669,24 @@ def main(argv=None):
         return 1
 
 
+def write_measured(args):
+    """--measure-only: the profile as fitted from the real runs alone, with its raw samples, so that
+    `--refit` on a machine with Bazel and SimGrid adds the SMPI twin's corrections."""
+    started = time.monotonic()
+    profile = measured(args)
+    profile.pop("_real_comm")
+    profile["how"] += "; measured only (./janus calibrate --measure-only): not yet corrected by the SMPI twin"
+    cp.validate(profile, "measured profile")
+    os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
+    with open(args.output, "w") as f:
+        json.dump(profile, f, indent=1)
+        f.write("\n")
+    log(f"calibrate: wrote {args.output} ({time.monotonic() - started:.0f} s); finish it with "
+        f"./janus calibrate --refit {args.output} -o PROFILE.json")
+    print(summary_table(profile))
+    return 0
+
+
 def measured(args):
     """A profile from measurements made now on real MPI (without the SMPI twin's corrections)."""
     program = args.program or os.path.join(bazel_bin(["//sim/calibration:calibrate_mpi"], args.mpi),
@@ -702,7 +728,7 @@ def refitted(spec, name=None):
         raise CalibrationError(f"{spec}: --refit needs a profile made by ./janus calibrate (raw samples, machine.np)")
     mpi = old.get("mpi", {})
     stamp = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-    measured_how = old.get("how", "").split("; refitted from these samples on ")[0]
+    measured_how = old.get("how", "").split("; refitted from these samples on ")[0].split("; measured only (")[0]
     how = f"{measured_how}; refitted from these samples on {stamp} (./janus calibrate --refit)"
     params, real_comm = fit_profile(real, np, mpi.get("library", "unknown"), mpi.get("version", "unknown"), how)
     profile = {k: v for k, v in old.items() if not k.startswith("_") and k != "simulated_before_charges"}

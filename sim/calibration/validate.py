@@ -168,6 +168,11 @@ def make_parser():
                         help="platform parameter (default: the profile's, with cores = --np)")
     parser.add_argument("--sim-only", metavar="REAL_JSONL",
                         help="take the real times from an earlier validate record instead of running MPI")
+    parser.add_argument("--real-only", action="store_true",
+                        help="only the real runs (no Bazel, no SMPI; with --programs): records that a later "
+                             "--sim-only run on a machine with SimGrid completes")
+    parser.add_argument("--programs", metavar="DIR",
+                        help="real-MPI programs built elsewhere (./janus bundle DIR) instead of building them here")
     parser.add_argument("--only", default="", help="comma-separated subset of comm_create, split_bcast, collectives, sort")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per run")
     return parser
@@ -187,10 +192,20 @@ def main(argv=None):
             if unknown:
                 raise calibrate.CalibrationError(f"--only: unknown program(s) {', '.join(unknown)}")
             programs = [(n, a) for n, a in programs if n in only]
-        bin_root, mpi_root = calibrate.bazel_bins(
-            [f"//bench:{name}_smpi" for name, _ in programs] + ["//sim/calibration:libcharge_preload.so"],
-            [f"//bench:{name}_mpi" for name, _ in programs] + ["//sim/calibration:calibrate_mpi"], args.mpi)
-        preload = os.path.join(bin_root, "sim", "calibration", "libcharge_preload.so")
+        if args.real_only and (args.sim_only or not args.programs):
+            raise calibrate.CalibrationError("--real-only needs --programs (./janus bundle DIR) and no --sim-only")
+        sim_targets = [f"//bench:{name}_smpi" for name, _ in programs] + ["//sim/calibration:libcharge_preload.so"]
+        mpi_targets = [f"//bench:{name}_mpi" for name, _ in programs] + ["//sim/calibration:calibrate_mpi"]
+        if args.programs or args.sim_only:
+            bin_root = None if args.real_only else calibrate.bazel_bin(sim_targets)
+            real_program = None if args.sim_only else bundled_programs(args.programs, [name for name, _ in programs])
+        else:
+            bin_root, mpi_root = calibrate.bazel_bins(sim_targets, mpi_targets, args.mpi)
+
+            def real_program(name):
+                where = ("sim", "calibration") if name == "calibrate" else ("bench",)
+                return os.path.join(mpi_root, *where, f"{name}_mpi")
+        preload = None if args.real_only else os.path.join(bin_root, "sim", "calibration", "libcharge_preload.so")
         platform = args.platform or profile.get("platform", {}).get("name", "cluster")
         params = args.param
         if params is None:
@@ -207,17 +222,25 @@ def main(argv=None):
         scratch = tempfile.mkdtemp(prefix="janus-validate.")
         try:
             env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-                       PMIX_MCA_gds="hash", TMPDIR=scratch, JANUS_CHARGE_PRELOAD=preload)
+                       PMIX_MCA_gds="hash", TMPDIR=scratch)
+            if preload:
+                env["JANUS_CHARGE_PRELOAD"] = preload
+            real_text = None
             if args.sim_only:
                 with open(args.sim_only) as f:
                     for line in f:
                         rec = json.loads(line)
+                        # The real runs' description and machine check travel with their times.
+                        real_text = real_text or rec.get("real")
+                        if rec.get("machine_check"):
+                            machine_check = (f"{rec['machine_check']} (checked where the real runs ran, against "
+                                             f"profile {rec.get('profile', '?')})")
                         if rec.get("real_s") is not None:
                             real[tuple(tuple(x) for x in rec["key"])] = [rec["real_s"]]
             launcher = calibrate.default_launcher(args.np, args.mpi) + calibrate.isolation_options(args.mpi, scratch)
             if not args.sim_only:
                 measured = calibrate.run_measurements(
-                    launcher + [os.path.join(mpi_root, "sim", "calibration", "calibrate_mpi"), "--quick"] + DRIFT_SECTIONS,
+                    launcher + [real_program("calibrate"), "--quick"] + DRIFT_SECTIONS,
                     env, args.timeout, f"machine check against the profile, np={args.np}")
                 drift_rows = drift(profile.get("samples") or [], measured, args.np)
                 machine_check = drift_summary(drift_rows, True, args.np)
@@ -225,9 +248,11 @@ def main(argv=None):
             for name, bench_args in programs:
                 if not args.sim_only:
                     for r in range(repeat):
-                        cmd = launcher + [os.path.join(mpi_root, "bench", f"{name}_mpi")] + bench_args
+                        cmd = launcher + [real_program(name)] + bench_args
                         for rec in collect(cmd, env, args.timeout, f"real {name} np={args.np} run {r + 1}/{repeat}"):
                             real.setdefault(key_of(rec), []).append(rec["median_s"])
+                if args.real_only:
+                    continue
                 cmd = [os.path.join(ROOT, "sim", "runner"), os.path.join(bin_root, "bench", f"lib{name}_smpi.so"),
                        "--np", str(args.np), "--platform", platform, "--calibration", profile["_path"],
                        "--heartbeat", "0", "--stack-size", "1024"]
@@ -241,11 +266,12 @@ def main(argv=None):
 
         stamp = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
         context = {"profile": profile["name"], "profile_path": profile["_path"], "np": args.np,
-                   "real": (f"from {args.sim_only}" if args.sim_only else
+                   "real": (f"{real_text or 'real runs'}, from {args.sim_only}" if args.sim_only else
                             f"{library} {version}, np={args.np} on {cores} cores"
                             f"{' (oversubscribed)' if args.np > cores else ''}, {repeat} run(s), "
                             f"load average {load:.1f} at the start"),
-                   "simulated": f"SMPI, platform {platform} {' '.join(params)}, profile {profile['name']}, deterministic",
+                   "simulated": ("not simulated (--real-only)" if args.real_only else
+                                 f"SMPI, platform {platform} {' '.join(params)}, profile {profile['name']}, deterministic"),
                    "date": stamp, "quick": args.quick,
                    "machine_check": machine_check}
         rows = []
@@ -268,7 +294,7 @@ def main(argv=None):
         plot(rows, base, context)
         calibrate.log(f"validate: records {base}.jsonl, table {base}.md, plot {base}.png "
                       f"({time.monotonic() - started:.0f} s)")
-        problems = check_records(base + ".jsonl", need_real=not args.sim_only)
+        problems = check_records(base + ".jsonl", need_real=not args.sim_only, need_sim=not args.real_only)
         for problem in problems:
             calibrate.log(f"validate: MALFORMED: {problem}")
         return 1 if problems else 0
@@ -277,7 +303,17 @@ def main(argv=None):
         return 1
 
 
-def check_records(path, need_real=True):
+def bundled_programs(directory, names):
+    """program name -> path in a ./janus bundle directory (calibrate_mpi and the benchmarks'
+    <name>_mpi); every one must be there."""
+    paths = {n: os.path.join(directory, f"{n}_mpi") for n in list(names) + ["calibrate"]}
+    missing = [p for p in paths.values() if not os.access(p, os.X_OK)]
+    if missing:
+        raise calibrate.CalibrationError(f"--programs {directory}: missing {', '.join(missing)} (./janus bundle makes them)")
+    return paths.__getitem__
+
+
+def check_records(path, need_real=True, need_sim=True):
     """Problems with a validation record (missing file, malformed row, a point without a real or
     simulated time); timing itself is never judged."""
     if not os.path.isfile(path):
@@ -296,7 +332,7 @@ def check_records(path, need_real=True):
                     problems.append(f"{path}:{n}: no '{field}'")
             sim = row.get("simulated_s")
             real = row.get("real_s")
-            if not isinstance(sim, (int, float)) or sim < 0:
+            if need_sim and (not isinstance(sim, (int, float)) or sim < 0):
                 problems.append(f"{path}:{n}: {row.get('point')}: no simulated time")
             if need_real and (not isinstance(real, (int, float)) or real <= 0):
                 problems.append(f"{path}:{n}: {row.get('point')}: no real time")

@@ -75,5 +75,46 @@ class Summary(unittest.TestCase):
         self.assertIn("| sort, n/p <= 256 | 1 of 2 | 0.50 - 0.90 |", table)
 
 
+class SplitRuns(unittest.TestCase):
+    """--real-only on a node without SimGrid, --sim-only here: the records in between."""
+
+    def write(self, rows):
+        import json
+        import tempfile
+        handle, path = tempfile.mkstemp(suffix=".jsonl")
+        with os.fdopen(handle, "w") as f:
+            for row in rows:
+                f.write(json.dumps(row) + "\n")
+        self.addCleanup(os.remove, path)
+        return path
+
+    def row(self, real, simulated):
+        return {"key": [["benchmark", "sort"]], "point": "sort", "real_s": real, "simulated_s": simulated,
+                "ratio": None if simulated is None else simulated / real, "profile": "t", "np": 16}
+
+    def test_real_only_records_need_no_simulated_time(self):
+        path = self.write([self.row(2e-6, None)])
+        self.assertEqual(validate.check_records(path, need_sim=False), [])
+        self.assertIn("no simulated time", validate.check_records(path)[0])
+
+    def test_real_time_still_required_of_real_only_records(self):
+        path = self.write([self.row(None, None)])
+        self.assertIn("no real time", validate.check_records(path, need_sim=False)[0])
+
+    def test_bundle_must_hold_every_program(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            for name in ("calibrate_mpi", "sort_mpi"):
+                with open(os.path.join(d, name), "w") as f:
+                    f.write("#!/bin/sh\n")
+                os.chmod(os.path.join(d, name), 0o755)
+            program = validate.bundled_programs(d, ["sort"])
+            self.assertEqual(program("sort"), os.path.join(d, "sort_mpi"))
+            self.assertEqual(program("calibrate"), os.path.join(d, "calibrate_mpi"))
+            with self.assertRaises(validate.calibrate.CalibrationError) as caught:
+                validate.bundled_programs(d, ["sort", "collectives"])
+            self.assertIn("collectives_mpi", str(caught.exception))
+
+
 if __name__ == "__main__":
     unittest.main()

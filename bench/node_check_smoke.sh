@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Smoke test of the node flow (docs/calibration.md, "A node without Bazel") at np = 2 on this
+# machine: ./janus bundle, bench/node_check with a `bazel` on PATH that fails when called (the
+# node has none), then the halves finished here: ./janus calibrate --refit and ./janus validate
+# --sim-only. Checks that every step ran and wrote well-formed records; never judges time.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+work="$(mktemp -d "${TMPDIR:-/tmp}/janus-node-smoke.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+
+fail() { echo "node_check_smoke: FAIL: $*" >&2; exit 1; }
+
+./janus bundle "$work/bundle"
+mkdir "$work/shim"
+printf '#!/bin/sh\necho "bazel called on the node side: $*" >&2\nexit 99\n' >"$work/shim/bazel"
+chmod +x "$work/shim/bazel"
+PATH="$work/shim:$PATH" bench/node_check --programs "$work/bundle" --out "$work/node" --np 2 --rounds 1 \
+  --budget 600 --quick
+
+node="$work/node"
+grep -q . "$node/steps.txt" || fail "no steps recorded"
+if grep -v ': exit 0, ' "$node/steps.txt"; then fail "a step failed or was skipped (above)"; fi
+for f in sort collectives p2p; do
+  [[ -s $node/$f.jsonl ]] || fail "$f.jsonl is empty"
+  python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' "$node/$f.jsonl" || fail "$f.jsonl malformed"
+done
+grep -q '^Target 1, ' "$node/summary.txt" || fail "summary without target 1"
+grep -q '^Target 3, ' "$node/summary.txt" || fail "summary without target 3"
+grep -q '^Target 4, ' "$node/summary.txt" || fail "summary without target 4"
+grep -q '^host: ' "$node/machine.txt" || fail "machine.txt without the host"
+
+./janus calibrate --refit "$node/calibration-measured.json" -o "$work/profile.json"
+python3 - "$work/profile.json" <<'PY' || fail "refitted profile"
+import json, sys
+profile = json.load(open(sys.argv[1]))
+assert "measured only" not in profile["how"], profile["how"]
+assert "refitted from these samples" in profile["how"], profile["how"]
+assert profile["machine"]["np"] == 2
+PY
+./janus validate --sim-only "$node/validate-reference-16c-np2.jsonl" --np 2 --quick --calibration "$work/profile.json" \
+  --out "$work/validated"
+python3 - "$work/validated" <<'PY' || fail "validation records"
+import glob, json, sys
+rows = [json.loads(l) for path in glob.glob(sys.argv[1] + "/validate-*.jsonl") for l in open(path)]
+both = [r for r in rows if r["real_s"] and r["simulated_s"]]
+assert len(both) >= 10, f"only {len(both)} points with a real and a simulated time"
+assert all("from " in r["real"] and "Open MPI" in r["real"] for r in rows), rows[0]["real"]
+PY
+echo "node_check_smoke: ok"

@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""The ratios of issue 16's targets 1, 3 and 4 from one bench/node_check output directory.
+
+Each ratio is taken within one round (both sides from the same run), and the table gives the
+median over rounds with the range of the rounds beside it: a machine that is busy for one round
+moves one ratio, not the verdict.
+
+  python3 bench/py/node_summary.py OUT_DIR
+"""
+import json
+import os
+import statistics
+import sys
+
+JQUICK_LIMIT = 1.0
+COLLECTIVE_LIMIT = 1.2
+P2P_LIMITS = {8: 1.10, 65536: 1.02}
+COLLECTIVES = ["bcast", "reduce", "allreduce", "scan", "exscan", "gather", "allgather", "barrier"]
+
+
+def load(path):
+    if not os.path.isfile(path):
+        return []
+    records = []
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line:
+                records.append(json.loads(line))
+    return records
+
+
+def pow2_floor(p):
+    q = 1
+    while q * 2 <= p:
+        q *= 2
+    return q
+
+
+def per_round(records, key, num, den):
+    """{point: [num / den per round]} where key(record) -> (point, side) and side is num or den."""
+    times = {}
+    for r in records:
+        point, side = key(r)
+        if side in (num, den):
+            times.setdefault((point, r.get("round", 0)), {})[side] = r["median_s"]
+    ratios = {}
+    for (point, _round), sides in times.items():
+        if sides.get(num) and sides.get(den):
+            ratios.setdefault(point, []).append(sides[num] / sides[den])
+    return ratios
+
+
+def cell(values, limit):
+    m = statistics.median(values)
+    spread = f" ({min(values):.2f}-{max(values):.2f})" if len(values) > 1 else ""
+    return f"{m:.2f}{spread}", m <= limit
+
+
+def jquick_table(records):
+    """JQuick on p against hypercube quicksort on the largest power of two <= p, same round."""
+    by = {}
+    for r in records:
+        if r.get("variant", "uniform") == "uniform":
+            by[(r["implementation"], r["p"], r["n_per_pe"], r.get("round", 0))] = r["median_s"]
+    points = {}
+    for (impl, p, n, rnd), t in by.items():
+        if impl != "jquick_rbc":
+            continue
+        h = by.get(("hypercube_rbc", pow2_floor(p), n, rnd))
+        if h:
+            points.setdefault((p, n), []).append(t / h)
+    lines, met = [], 0
+    for (p, n) in sorted(points):
+        text, ok = cell(points[(p, n)], JQUICK_LIMIT)
+        met += ok
+        lines.append(f"| {p} | {pow2_floor(p)} | {n} | {text} | {'met' if ok else 'not met'} |")
+    head = [f"Target 1, JQuick / hypercube quicksort (on the largest power of two <= p), <= {JQUICK_LIMIT}: "
+            f"met at {met} of {len(points)} points", "", "| p | hypercube p | n/p | ratio (rounds) | verdict |",
+            "| ---: | ---: | ---: | --- | --- |"]
+    return head + lines if points else ["Target 1: no sort records"]
+
+
+def collectives_table(records):
+    ratios = per_round(records, lambda r: ((r["variant"], r["p"], r["n"]), r["implementation"]), "rbc", "mpi")
+    if not ratios:
+        return ["Target 3: no collectives records"]
+    sizes = sorted({n for (_op, _p, n) in ratios})
+    lines, met = [], 0
+    for op in COLLECTIVES:
+        for p in sorted({p for (o, p, _n) in ratios if o == op}, reverse=True):
+            cells = []
+            for n in sizes:
+                if (op, p, n) not in ratios:
+                    cells.append("")
+                    continue
+                text, ok = cell(ratios[(op, p, n)], COLLECTIVE_LIMIT)
+                met += ok
+                cells.append(text + ("" if ok else " *"))
+            lines.append(f"| {op} | {p} | " + " | ".join(cells) + " |")
+    head = [f"Target 3, RBC / MPI collectives, <= {COLLECTIVE_LIMIT} (* not met): met at {met} of "
+            f"{sum(len(v) > 0 for v in ratios.values())} points; columns: doubles (gather: at the root)", "",
+            "| collective | p | " + " | ".join(str(n) for n in sizes) + " |",
+            "| --- | ---: | " + " | ".join("---" for _ in sizes) + " |"]
+    return head + lines
+
+
+def p2p_table(records):
+    lines = []
+    for variant in ("pingpong", "ipingpong"):
+        chosen = [r for r in records if r.get("variant") == variant]
+        ratios = per_round(chosen, lambda r: (r["n"], r["implementation"]), "rbc", "mpi")
+        for n in sorted(ratios):
+            limit = P2P_LIMITS.get(n) if variant == "pingpong" else None
+            text, ok = cell(ratios[n], limit if limit else float("inf"))
+            verdict = ("met" if ok else "not met") + f" (<= {limit})" if limit else ""
+            lines.append(f"| {variant} | {n} | {text} | {verdict} |")
+    if not lines:
+        return ["Target 4: no p2p records"]
+    return ["Target 4, RBC / MPI half round trip, np = 2", "", "| variant | bytes | ratio (rounds) | verdict |",
+            "| --- | ---: | --- | --- |"] + lines
+
+
+def main(argv):
+    if len(argv) != 2:
+        sys.exit(__doc__.strip().splitlines()[-1].strip())
+    out = argv[1]
+    parts = [jquick_table(load(os.path.join(out, "sort.jsonl"))),
+             collectives_table(load(os.path.join(out, "collectives.jsonl"))),
+             p2p_table(load(os.path.join(out, "p2p.jsonl")))]
+    steps = os.path.join(out, "steps.txt")
+    if os.path.isfile(steps):
+        with open(steps) as f:
+            parts.append(["Steps:"] + [line.rstrip() for line in f])
+    print("\n\n".join("\n".join(p) for p in parts))
+
+
+if __name__ == "__main__":
+    main(sys.argv)
