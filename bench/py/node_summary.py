@@ -12,10 +12,12 @@ import os
 import statistics
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+
+from report import COLLECTIVE_LIMIT, COLLECTIVES, pow2_floor  # noqa: E402
+
 JQUICK_LIMIT = 1.0
-COLLECTIVE_LIMIT = 1.2
 P2P_LIMITS = {8: 1.10, 65536: 1.02}
-COLLECTIVES = ["bcast", "reduce", "allreduce", "scan", "exscan", "gather", "allgather", "barrier"]
 
 
 def load(path):
@@ -28,13 +30,6 @@ def load(path):
             if line:
                 records.append(json.loads(line))
     return records
-
-
-def pow2_floor(p):
-    q = 1
-    while q * 2 <= p:
-        q *= 2
-    return q
 
 
 def per_round(records, key, num, den):
