@@ -65,11 +65,13 @@ def jquick_table(records):
         h = by.get(("hypercube_rbc", pow2_floor(p), n, rnd))
         if h:
             points.setdefault((p, n), []).append(t / h)
+    over = {r["p"] for r in records if (r.get("platform_params") or {}).get("oversubscribed")}
     lines, met = [], 0
     for (p, n) in sorted(points):
         text, ok = cell(points[(p, n)], JQUICK_LIMIT)
         met += ok
-        lines.append(f"| {p} | {pow2_floor(p)} | {n} | {text} | {'met' if ok else 'not met'} |")
+        label = f"{p} (oversubscribed)" if p in over else str(p)
+        lines.append(f"| {label} | {pow2_floor(p)} | {n} | {text} | {'met' if ok else 'not met'} |")
     head = [f"Target 1, JQuick / hypercube quicksort (on the largest power of two <= p), <= {JQUICK_LIMIT}: "
             f"met at {met} of {len(points)} points", "", "| p | hypercube p | n/p | ratio (rounds) | verdict |",
             "| ---: | ---: | ---: | --- | --- |"]

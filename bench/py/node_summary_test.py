@@ -33,6 +33,11 @@ class Summary(unittest.TestCase):
         self.assertIn("met at 0 of 1 points", text)
         self.assertNotIn("| 8 | 8 |", text)
 
+    def test_oversubscribed_runs_say_so(self):
+        records = [dict(sort(impl, 4, 1, 1.0, 1), platform_params={"oversubscribed": True})
+                   for impl in ("jquick_rbc", "hypercube_rbc")]
+        self.assertIn("| 4 (oversubscribed) | 4 | 1 | 1.00 | met |", "\n".join(node_summary.jquick_table(records)))
+
     def test_collective_verdicts_use_the_limit(self):
         records = [coll("bcast", "rbc", 16, 1, 1.2, 1), coll("bcast", "mpi", 16, 1, 1.0, 1),
                    coll("bcast", "rbc", 16, 1024, 1.3, 1), coll("bcast", "mpi", 16, 1024, 1.0, 1)]
