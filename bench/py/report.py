@@ -5,6 +5,7 @@ import argparse
 import datetime
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 
@@ -49,9 +50,27 @@ class Data:
         return [r for r in self.recs if all(r.get(k) == v for k, v in want.items())]
 
     def median(self, **want):
-        """Median time of the one record matching `want` (the last one if several), or None."""
+        """Median time of the one record matching `want` (the last one if several), or None. Records
+        of one measurement repeated in rounds (field `round`, bench/node_check) give the median over
+        the rounds, each round's last record."""
         found = self.select(**want)
-        return cost(found[-1]) if found else None
+        if not found:
+            return None
+        rounds = {r["round"]: r for r in found if "round" in r}
+        if len(rounds) > 1 and len(rounds) == len({r.get("round") for r in found}):
+            return statistics.median(cost(r) for r in rounds.values())
+        return cost(found[-1])
+
+    def ratio(self, num, den):
+        """Time of the records matching `num` over those matching `den`: with rounds on both sides
+        (bench/node_check), the median of the rounds' own ratios, each taken within one run;
+        otherwise the ratio of the two medians."""
+        a = {r["round"]: cost(r) for r in self.select(**num) if "round" in r}
+        b = {r["round"]: cost(r) for r in self.select(**den) if "round" in r}
+        both = [k for k in a if k in b and b[k] > 0]
+        if len(both) > 1:
+            return statistics.median(a[k] / b[k] for k in both)
+        return ratio(self.median(**num), self.median(**den))
 
     def values(self, field, **want):
         return sorted({r[field] for r in self.select(**want) if field in r})
@@ -389,8 +408,14 @@ def sim_groups(recs):
     groups = {}
     for r in recs:
         if r["backend"] == "smpi":
-            groups.setdefault((r["platform"], r.get("calibration") or ""), []).append(r)
+            groups.setdefault((r["platform"], calibration_of(r)), []).append(r)
     return groups
+
+
+def calibration_of(r):
+    """The profile a simulated record used ("" uncalibrated); records written by hand name it
+    `calibration_profile`."""
+    return r.get("calibration") or r.get("calibration_profile") or ""
 
 
 def file_safe(text):
@@ -542,8 +567,7 @@ def section_collectives(d, plot, draw):
     def where(r):
         if r["backend"] == "mpi":
             return library_name(r)
-        calibration = r.get("calibration")
-        return f"{r['platform']} platform, " + (f"calibration {calibration}" if calibration else "uncalibrated")
+        return sim_label(r["platform"], calibration_of(r))
     for backend, platform, library in sorted({(r["backend"], r["platform"], where(r))
                                                for r in d.select(benchmark="collectives")}):
         rows = []
@@ -555,7 +579,8 @@ def section_collectives(d, plot, draw):
                     want = dict(variant=op, n=n, p=p, **at)
                     rbc = d.median(implementation="rbc", **want)
                     mpi = d.median(implementation="mpi", **want)
-                    r = ratio(rbc, mpi)
+                    r = d.ratio(dict(implementation="rbc", **want), dict(implementation="mpi", **want)) \
+                        if rbc is not None and mpi is not None else None
                     verdict = ""
                     if r is not None:
                         total += 1
@@ -585,9 +610,10 @@ def section_p2p(d, plot, draw):
         """(p, bytes, rbc, mpi, rbc / mpi) of one variant."""
         for p in d.values("p", benchmark="p2p", variant=variant):
             for n in d.values("n", benchmark="p2p", variant=variant, p=p):
-                rbc = d.median(benchmark="p2p", variant=variant, n=n, implementation="rbc", p=p)
-                mpi = d.median(benchmark="p2p", variant=variant, n=n, implementation="mpi", p=p)
-                yield p, n, rbc, mpi, ratio(rbc, mpi)
+                want = dict(benchmark="p2p", variant=variant, n=n, p=p)
+                rbc = d.median(implementation="rbc", **want)
+                mpi = d.median(implementation="mpi", **want)
+                yield p, n, rbc, mpi, d.ratio(dict(implementation="rbc", **want), dict(implementation="mpi", **want))
 
     rows = []
     for p, n, rbc, mpi, r in points("pingpong"):
@@ -657,9 +683,10 @@ def jquick_vs_hypercube(d):
     for p in d.values("p", benchmark="sort", implementation="jquick_rbc", variant="uniform"):
         q = pow2_floor(p)
         for n in d.values("n_per_pe", benchmark="sort", implementation="jquick_rbc", variant="uniform", p=p):
-            j = d.median(benchmark="sort", implementation="jquick_rbc", variant="uniform", p=p, n_per_pe=n)
-            h = d.median(benchmark="sort", implementation="hypercube_rbc", variant="uniform", p=q, n_per_pe=n)
-            r = ratio(j, h)
+            jw = dict(benchmark="sort", implementation="jquick_rbc", variant="uniform", p=p, n_per_pe=n)
+            hw = dict(benchmark="sort", implementation="hypercube_rbc", variant="uniform", p=q, n_per_pe=n)
+            j, h = d.median(**jw), d.median(**hw)
+            r = d.ratio(jw, hw) if j is not None and h is not None else None
             if r is None:
                 continue
             over = any((x.get("platform_params") or {}).get("oversubscribed")
@@ -750,7 +777,7 @@ def section_sort(d, plot, draw):
                 ok = True
                 for impl in impls:
                     sel = d.select(benchmark="sort", variant=dist, implementation=impl, p=p, n_per_pe=n)
-                    m = sel[-1]["median_s"] if sel else None
+                    m = d.median(benchmark="sort", variant=dist, implementation=impl, p=p, n_per_pe=n)
                     ok = ok and all(r.get("verified", True) for r in sel)
                     row += [fmt_time(m) + ("" if impl == "jquick_rbc" else f" ({fmt_ratio(ratio(m, base))})")]
                 row.append("yes" if ok else "NO")
@@ -917,8 +944,16 @@ def section_merge(d, plot, draw):
     return out
 
 
-def generate(paths, out_dir, failures=None, snapshot=None):
-    recs = records.load(paths)
+def excluded(rec, exclude):
+    """Whether `rec` matches one of the FIELD=VALUE pairs in `exclude` (values compared as text)."""
+    return any(field in rec and str(rec[field]) == value for field, value in exclude)
+
+
+def generate(paths, out_dir, failures=None, snapshot=None, exclude=()):
+    recs = [r for r in records.load(paths) if not excluded(r, exclude)]
+    for r in recs:
+        if r["backend"] == "smpi" and calibration_of(r):
+            r["calibration"] = calibration_of(r)
     os.makedirs(out_dir, exist_ok=True)
     plot = Plotter(out_dir)
     sim = Data([r for r in recs if r["backend"] == "smpi"])
@@ -928,7 +963,7 @@ def generate(paths, out_dir, failures=None, snapshot=None):
         "# Janus benchmark report", "",
         f"Generated {datetime.datetime.utcnow().strftime('%Y-%m-%d %H:%M UTC')} by `bench/report` from "
         f"{', '.join(os.path.basename(p) for p in paths)} ({len(recs)} records; revision(s) {', '.join(revs)}; "
-        f"mode(s) {', '.join(modes)}).", "",
+        f"mode(s) {', '.join(modes)})" + "".join(f"; left out: {f} = {v}" for f, v in exclude) + ".", "",
         "Every time is the maximum over PEs of one operation, the median over repetitions after warm-up "
         "(min and max are in the .jsonl). Simulated runs (SMPI) report simulated seconds; real-MPI runs "
         "(Open MPI, MPICH, a cluster's MPI) report wall seconds.", "",
@@ -1012,9 +1047,19 @@ def main(argv=None):
     parser.add_argument("records", nargs="+", help=".jsonl files written by bench/run")
     parser.add_argument("--out", default=None, help="output directory (default: that of the first file)")
     parser.add_argument("--snapshot", help="also copy report.md and the plots here (e.g. docs/results)")
+    parser.add_argument("--exclude", action="append", default=[], metavar="FIELD=VALUE",
+                        help="leave out records whose FIELD is VALUE (repeatable), e.g. the 'build' "
+                             "a file measured before a change")
     args = parser.parse_args(argv)
+    exclude = []
+    for item in args.exclude:
+        field, sep, value = item.partition("=")
+        if not sep or not field:
+            parser.error(f"--exclude wants FIELD=VALUE, not '{item}'")
+        exclude.append((field, value))
     try:
-        generate(args.records, args.out or os.path.dirname(os.path.abspath(args.records[0])), snapshot=args.snapshot)
+        generate(args.records, args.out or os.path.dirname(os.path.abspath(args.records[0])), snapshot=args.snapshot,
+                 exclude=exclude)
     except (OSError, ValueError) as err:
         print(f"bench/report: error: {err}", file=sys.stderr)
         return 2

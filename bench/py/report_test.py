@@ -81,5 +81,44 @@ class StretchVerdict(unittest.TestCase):
         self.assertIn("met at 1 of 2 points", text)
 
 
+class RoundsAndFilters(unittest.TestCase):
+    def generate(self, recs, **options):
+        out = tempfile.mkdtemp()
+        path = os.path.join(out, "records.jsonl")
+        write(path, recs)
+        with open(report.generate([path], os.path.join(out, "report"), **options)) as f:
+            return f.read()
+
+    def test_rounds_give_the_median_of_their_times(self):
+        recs = []
+        for rnd, (j, h) in enumerate(((1.0, 2.0), (2.0, 4.0), (3.0, 1.0)), 1):
+            recs += [dict(sort_record("a", "pa", "jquick_rbc", 4, 16, j), round=rnd),
+                     dict(sort_record("a", "pa", "hypercube_rbc", 4, 16, h), round=rnd)]
+        text = self.generate(recs)
+        # Times: medians over rounds, 2.0 against 2.0. Ratio: the median of the rounds' own (0.5,
+        # 0.5, 3.0), each taken within one run; the last round alone would say 3.00x, the ratio of
+        # the medians 1.00x.
+        self.assertIn("| 4 | 16 | 2 s | 4 | 2 s | 0.50x | met (<= 1.0) |", text)
+        self.assertIn("| uniform | 4 | 16 | 2 s (1.00x) | 2 s | yes |", text)
+
+    def test_excluded_builds_are_left_out(self):
+        recs = [dict(sort_record("a", "pa", "jquick_rbc", 4, 16, 1.0), build="new"),
+                dict(sort_record("a", "pa", "hypercube_rbc", 4, 16, 2.0), build="new"),
+                dict(sort_record("a", "pa", "jquick_rbc", 4, 16, 9.0), build="old")]
+        self.assertIn("| 4 | 16 | 9 s | 4 | 2 s | 4.50x | not met |", self.generate(recs))
+        text = self.generate(recs, exclude=[("build", "old")])
+        self.assertIn("| 4 | 16 | 1 s | 4 | 2 s | 0.50x | met (<= 1.0) |", text)
+        self.assertIn("left out: build = old", text)
+
+    def test_a_profile_named_calibration_profile_groups_as_calibration(self):
+        recs = [sort_record("a", "pa", "jquick_rbc", 4, 16, 1.0), sort_record("a", "pa", "hypercube_rbc", 4, 16, 2.0)]
+        for r in recs:
+            r["calibration_profile"] = r.pop("calibration")
+        recs += [sort_record("b", "pb", "jquick_rbc", 4, 16, 1.0), sort_record("b", "pb", "hypercube_rbc", 4, 16, 2.0)]
+        text = self.generate(recs)
+        self.assertIn("a platform, calibration pa", text)
+        self.assertNotIn("a platform, uncalibrated", text)
+
+
 if __name__ == "__main__":
     unittest.main()
