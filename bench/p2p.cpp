@@ -4,9 +4,17 @@
 //   pingpong   rbc::send/rbc::recv vs MPI_Send/MPI_Recv; time = half a round trip
 //   ipingpong  the same through requests: irecv posted first, then isend, both waited
 //              (rbc::Request::wait vs MPI_Wait), as programs that overlap do
-// One timed operation is --trips round trips, so the barrier between repetitions is amortised.
+//   exchange   both ranks at once: irecv, isend, wait for both (a butterfly round of a
+//              collective); time = one exchange. Two more implementations take it apart with
+//              MPI alone: mpi_late_payload sends what RBC sends for a message over 4 KiB (a
+//              64-byte envelope, then the payload under another tag) and posts the payload's
+//              receive once the envelope is in, as RBC must; mpi_preposted sends the same two
+//              messages with both receives posted at once.
+// One timed operation is --trips round trips (exchanges), so the barrier between repetitions is
+// amortised.
 //
-// Options: --sizes=8,64,1024,65536 (bytes)  --impls=rbc,mpi  --variants=pingpong,ipingpong  --trips=100
+// Options: --sizes=8,64,1024,65536 (bytes)  --impls=rbc,mpi (exchange also: mpi_late_payload,
+//          mpi_preposted)  --variants=pingpong,ipingpong (or exchange)  --trips=100
 #include <mpi.h>
 
 #include <cstdint>
@@ -82,6 +90,47 @@ void round_trips_requests(bool use_rbc, int trips, std::vector<char>& out, std::
   for (int t = 0; t < trips; ++t) exchange_requests(use_rbc, me == 0, out, in, 1 - me, rworld, world);
 }
 
+// Both ranks exchange `out` for `in` at once, `trips` times, with one of the implementations of
+// the exchange variant.
+void exchanges(const std::string& impl, int trips, std::vector<char>& out, std::vector<char>& in, int me,
+               const rbc::RangeComm& rworld, MPI_Comm world) {
+  if (me > 1) return;
+  const int n = static_cast<int>(out.size());
+  const int peer = 1 - me;
+  char envelope_out[64] = {0};
+  char envelope_in[64];
+  for (int t = 0; t < trips; ++t) {
+    if (impl == "rbc") {
+      rbc::Request receive = rbc::irecv(in.data(), n, MPI_BYTE, peer, 1, rworld);
+      rbc::Request send = rbc::isend(out.data(), n, MPI_BYTE, peer, 1, rworld);
+      receive.wait();
+      send.wait();
+    } else if (impl == "mpi") {
+      MPI_Request requests[2];
+      MPI_Irecv(in.data(), n, MPI_BYTE, peer, 1, world, &requests[0]);
+      MPI_Isend(out.data(), n, MPI_BYTE, peer, 1, world, &requests[1]);
+      MPI_Waitall(2, requests, MPI_STATUSES_IGNORE);
+    } else if (impl == "mpi_late_payload") {
+      MPI_Request envelopes[2];
+      MPI_Request payloads[2];
+      MPI_Irecv(envelope_in, 64, MPI_BYTE, peer, 2, world, &envelopes[0]);
+      MPI_Isend(envelope_out, 64, MPI_BYTE, peer, 2, world, &envelopes[1]);
+      MPI_Isend(out.data(), n, MPI_BYTE, peer, 3, world, &payloads[1]);
+      MPI_Wait(&envelopes[0], MPI_STATUS_IGNORE);
+      MPI_Irecv(in.data(), n, MPI_BYTE, peer, 3, world, &payloads[0]);
+      MPI_Wait(&envelopes[1], MPI_STATUS_IGNORE);
+      MPI_Waitall(2, payloads, MPI_STATUSES_IGNORE);
+    } else {
+      MPI_Request requests[4];
+      MPI_Irecv(envelope_in, 64, MPI_BYTE, peer, 2, world, &requests[0]);
+      MPI_Irecv(in.data(), n, MPI_BYTE, peer, 3, world, &requests[1]);
+      MPI_Isend(envelope_out, 64, MPI_BYTE, peer, 2, world, &requests[2]);
+      MPI_Isend(out.data(), n, MPI_BYTE, peer, 3, world, &requests[3]);
+      MPI_Waitall(4, requests, MPI_STATUSES_IGNORE);
+    }
+  }
+}
+
 void run(const bench::Args& args, const bench::Context& ctx) {
   if (ctx.size() < 2) {
     ctx.note("p2p: needs at least 2 ranks; nothing measured");
@@ -90,14 +139,21 @@ void run(const bench::Args& args, const bench::Context& ctx) {
   bench::Measurement measure(ctx.world(), args.get_int("warmup", 2), args.get_int("reps", 15));
   const int trips = args.get_int("trips", 100);
   if (trips < 1) throw std::invalid_argument("--trips must be positive");
-  const auto impls = args.get_list("impls", {"rbc", "mpi"});
-  for (const auto& impl : impls) {
-    if (impl != "rbc" && impl != "mpi") throw std::invalid_argument("--impls: unknown implementation '" + impl + "'");
-  }
   const auto variants = args.get_list("variants", {"pingpong", "ipingpong"});
   for (const auto& variant : variants) {
-    if (variant != "pingpong" && variant != "ipingpong") {
-      throw std::invalid_argument("--variants: unknown variant '" + variant + "' (pingpong, ipingpong)");
+    if (variant != "pingpong" && variant != "ipingpong" && variant != "exchange") {
+      throw std::invalid_argument("--variants: unknown variant '" + variant + "' (pingpong, ipingpong, exchange)");
+    }
+  }
+  const auto impls = args.get_list("impls", {"rbc", "mpi"});
+  for (const auto& impl : impls) {
+    const bool protocol = impl == "mpi_late_payload" || impl == "mpi_preposted";
+    if (impl != "rbc" && impl != "mpi" && !protocol) {
+      throw std::invalid_argument("--impls: unknown implementation '" + impl +
+                                  "' (rbc, mpi; exchange also mpi_late_payload, mpi_preposted)");
+    }
+    if (protocol && (variants.size() != 1 || variants[0] != "exchange")) {
+      throw std::invalid_argument("--impls " + impl + " measures the exchange variant only (--variants=exchange)");
     }
   }
   const rbc::RangeComm rworld = rbc::RangeComm::from_mpi(ctx.world());
@@ -111,17 +167,22 @@ void run(const bench::Args& args, const bench::Context& ctx) {
         const bench::Summary s = measure.run([&] {
           if (variant == "pingpong") {
             round_trips(use_rbc, trips, buf, ctx.rank(), rworld, ctx.world());
-          } else {
+          } else if (variant == "ipingpong") {
             round_trips_requests(use_rbc, trips, buf, in, ctx.rank(), rworld, ctx.world());
+          } else {
+            exchanges(impl, trips, buf, in, ctx.rank(), rworld, ctx.world());
           }
         });
-        bench::Summary half = s;
-        half.median /= 2.0 * trips;
-        half.min /= 2.0 * trips;
-        half.max /= 2.0 * trips;
+        // A round trip is two messages one after the other; an exchange, two at once.
+        const double per = variant == "exchange" ? trips : 2.0 * trips;
+        bench::Summary one = s;
+        one.median /= per;
+        one.min /= per;
+        one.max /= per;
         bench::Record r = ctx.record("p2p");
         r.add("variant", variant).add("implementation", impl).add("n", bytes).add("n_unit", "bytes")
-            .add("trips", trips).add("time_unit", "half round trip").add_summary(half);
+            .add("trips", trips).add("time_unit", variant == "exchange" ? "exchange" : "half round trip")
+            .add_summary(one);
         ctx.emit(r);
       }
     }

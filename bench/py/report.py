@@ -626,6 +626,24 @@ def section_p2p(d, plot, draw):
         out.append("The same round trips through requests (`rbc::irecv` + `rbc::isend`, each waited, against "
                    "`MPI_Irecv` + `MPI_Isend` + `MPI_Wait`): what a request and its wait add. No target.\n")
         out.append(md_table(["p", "bytes", "rbc", "mpi", "rbc / mpi"], rows) + "\n")
+    impls = [i for i in ("rbc", "mpi_late_payload", "mpi_preposted")
+             if d.select(benchmark="p2p", variant="exchange", implementation=i)]
+    rows = []
+    for p in d.values("p", benchmark="p2p", variant="exchange"):
+        for n in d.values("n", benchmark="p2p", variant="exchange", p=p):
+            want = dict(benchmark="p2p", variant="exchange", n=n, p=p)
+            mpi = d.median(implementation="mpi", **want)
+            row = [fmt_p(p), n, fmt_time(mpi)]
+            for i in impls:
+                row += [fmt_time(d.median(implementation=i, **want)),
+                        fmt_ratio(d.ratio(dict(implementation=i, **want), dict(implementation="mpi", **want)))]
+            rows.append(row)
+    if rows:
+        out.append("Both ranks exchanging at once (a collective's butterfly round), one exchange; beside RBC, MPI "
+                   "alone sending what RBC sends above 4 KiB (an envelope, then the payload) with the payload's "
+                   "receive posted once the envelope is in (`mpi_late_payload`, as RBC must) or at once "
+                   "(`mpi_preposted`). No target.\n")
+        out.append(md_table(["p", "bytes", "mpi"] + [x for i in impls for x in (i, f"{i} / mpi")], rows) + "\n")
     return out
 
 
