@@ -9,12 +9,14 @@
 //              MPI alone: mpi_late_payload sends what RBC sends for a message over 4 KiB (a
 //              64-byte envelope, then the payload under another tag) and posts the payload's
 //              receive once the envelope is in, as RBC must; mpi_preposted sends the same two
-//              messages with both receives posted at once.
+//              messages with both receives posted at once; mpi_announced posts the payload's
+//              receive at once and sends the payload only once the partner's envelope is in (a
+//              receiver would name the payload's tag in its envelope).
 // One timed operation is --trips round trips (exchanges), so the barrier between repetitions is
 // amortised.
 //
 // Options: --sizes=8,64,1024,65536 (bytes)  --impls=rbc,mpi (exchange also: mpi_late_payload,
-//          mpi_preposted)  --variants=pingpong,ipingpong (or exchange)  --trips=100
+//          mpi_preposted, mpi_announced)  --variants=pingpong,ipingpong (or exchange)  --trips=100
 #include <mpi.h>
 
 #include <cstdint>
@@ -120,6 +122,14 @@ void exchanges(const std::string& impl, int trips, std::vector<char>& out, std::
       MPI_Irecv(in.data(), n, MPI_BYTE, peer, 3, world, &payloads[0]);
       MPI_Wait(&envelopes[1], MPI_STATUS_IGNORE);
       MPI_Waitall(2, payloads, MPI_STATUSES_IGNORE);
+    } else if (impl == "mpi_announced") {
+      MPI_Request requests[4];
+      MPI_Irecv(in.data(), n, MPI_BYTE, peer, 3, world, &requests[0]);
+      MPI_Irecv(envelope_in, 64, MPI_BYTE, peer, 2, world, &requests[1]);
+      MPI_Isend(envelope_out, 64, MPI_BYTE, peer, 2, world, &requests[2]);
+      MPI_Wait(&requests[1], MPI_STATUS_IGNORE);
+      MPI_Isend(out.data(), n, MPI_BYTE, peer, 3, world, &requests[3]);
+      MPI_Waitall(4, requests, MPI_STATUSES_IGNORE);
     } else {
       MPI_Request requests[4];
       MPI_Irecv(envelope_in, 64, MPI_BYTE, peer, 2, world, &requests[0]);
@@ -147,10 +157,10 @@ void run(const bench::Args& args, const bench::Context& ctx) {
   }
   const auto impls = args.get_list("impls", {"rbc", "mpi"});
   for (const auto& impl : impls) {
-    const bool protocol = impl == "mpi_late_payload" || impl == "mpi_preposted";
+    const bool protocol = impl == "mpi_late_payload" || impl == "mpi_preposted" || impl == "mpi_announced";
     if (impl != "rbc" && impl != "mpi" && !protocol) {
       throw std::invalid_argument("--impls: unknown implementation '" + impl +
-                                  "' (rbc, mpi; exchange also mpi_late_payload, mpi_preposted)");
+                                  "' (rbc, mpi; exchange also mpi_late_payload, mpi_preposted, mpi_announced)");
     }
     if (protocol && (variants.size() != 1 || variants[0] != "exchange")) {
       throw std::invalid_argument("--impls " + impl + " measures the exchange variant only (--variants=exchange)");

@@ -626,7 +626,7 @@ def section_p2p(d, plot, draw):
         out.append("The same round trips through requests (`rbc::irecv` + `rbc::isend`, each waited, against "
                    "`MPI_Irecv` + `MPI_Isend` + `MPI_Wait`): what a request and its wait add. No target.\n")
         out.append(md_table(["p", "bytes", "rbc", "mpi", "rbc / mpi"], rows) + "\n")
-    impls = [i for i in ("rbc", "mpi_late_payload", "mpi_preposted")
+    impls = [i for i in ("rbc", "mpi_late_payload", "mpi_preposted", "mpi_announced")
              if d.select(benchmark="p2p", variant="exchange", implementation=i)]
     rows = []
     for p in d.values("p", benchmark="p2p", variant="exchange"):
@@ -642,7 +642,8 @@ def section_p2p(d, plot, draw):
         out.append("Both ranks exchanging at once (a collective's butterfly round), one exchange; beside RBC, MPI "
                    "alone sending what RBC sends above 4 KiB (an envelope, then the payload) with the payload's "
                    "receive posted once the envelope is in (`mpi_late_payload`, as RBC must) or at once "
-                   "(`mpi_preposted`). No target.\n")
+                   "(`mpi_preposted`), or posted at once with the payload sent once the partner's envelope "
+                   "is in (`mpi_announced`). No target.\n")
         out.append(md_table(["p", "bytes", "mpi"] + [x for i in impls for x in (i, f"{i} / mpi")], rows) + "\n")
     return out
 
