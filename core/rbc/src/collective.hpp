@@ -163,6 +163,26 @@ class Collective : public Operation {
     post_recv(*this, comm(), buf, count, type, CommAccess::mpi_rank(comm(), rank), label(phase), signature_);
   }
 
+  // One round of a butterfly: sends to `rank` and receives from it. Beyond the eager size each
+  // side's envelope announces the tag it receives the payload under (post_exchange). Both sides
+  // pass mirrored counts, so they take the same path.
+  void exchange(const void* buf, int count, const TypeInfo& info, void* rbuf, int rcount, const TypeInfo& rinfo,
+                int rank, Phase phase) {
+    if (static_cast<long long>(count) * info.size <= kEagerBytes &&
+        static_cast<long long>(rcount) * rinfo.size <= kEagerBytes) {
+      send(buf, count, info.type, rank, phase);
+      receive(rbuf, rcount, rinfo.type, rank, phase);
+      return;
+    }
+    const cost::Kernel charge = immediate_ ? cost::Kernel::collective_message : cost::Kernel::message;
+    const std::size_t envelope =
+        post_exchange(*this, comm(), buf, count, info.type, rbuf, rcount, rinfo.type,
+                      CommAccess::mpi_rank(comm(), rank), label(phase), signature_, charge);
+    // Run at once, the step's own work (a copy, say) would otherwise hold this side's payload
+    // back until its end: wait for the partner's envelope, which sends it.
+    if (immediate_) wait_slot(envelope);
+  }
+
   // Posts one receive of `count` elements from each child of `tree` (their subtree results,
   // travelling up) into fresh buffers appended to `parts`.
   void receive_from_children(const BinomialTree& tree, const TypeInfo& info, int count,

@@ -339,8 +339,7 @@ class AllreduceDoubling final : public Collective {
     if (partner_ >= 0) absorb(partner_);
     partner_ = fly_.next_partner();
     if (partner_ >= 0) {
-      send(acc_, count_, info_.type, partner_, detail::kForward);
-      receive(spare_, count_, info_.type, partner_, detail::kForward);
+      exchange(acc_, count_, info_, spare_, count_, info_, partner_, detail::kForward);
       return;
     }
     detail::copy_elements(acc_, recvbuf_, count_, info_);
@@ -444,8 +443,8 @@ class AllreduceHalving final : public Collective {
         const int send_lo = low ? mid : lo_, send_hi = low ? hi_ : mid;
         lo_ = low ? lo_ : mid;
         hi_ = low ? mid : hi_;
-        send(element(first(send_lo)), elements(send_lo, send_hi), info_.type, partner_, detail::kForward);
-        receive(spare_.get(), elements(lo_, hi_), info_.type, partner_, detail::kForward);
+        exchange(element(first(send_lo)), elements(send_lo, send_hi), info_, spare_.get(), elements(lo_, hi_), info_,
+                 partner_, detail::kForward);
         return;
       }
       state_ = kDouble;
@@ -456,8 +455,8 @@ class AllreduceHalving final : public Collective {
       const int partner = partners_[--rounds_];
       const int width = hi_ - lo_;
       const int other_lo = me() < partner ? hi_ : lo_ - width;
-      send(element(first(lo_)), elements(lo_, hi_), info_.type, partner, detail::kCount);
-      receive(element(first(other_lo)), elements(other_lo, other_lo + width), info_.type, partner, detail::kCount);
+      exchange(element(first(lo_)), elements(lo_, hi_), info_, element(first(other_lo)),
+               elements(other_lo, other_lo + width), info_, partner, detail::kCount);
       lo_ = std::min(lo_, other_lo);
       hi_ = lo_ + 2 * width;
       return;
@@ -1203,16 +1202,19 @@ class AllgatherDoubling final : public Collective {
     own_ = nullptr;
   }
 
-  // Sends the parts of ranks [first, last) to `partner`: straight from the send buffer while
-  // only this rank's part is due and not yet packed.
+  // Where the parts of ranks [first, last) go out from: straight from the send buffer while only
+  // this rank's part is due and not yet packed, else the block.
+  const char* ranks_out(int first, int last) const {
+    return own_ != nullptr && last - first == 1 ? static_cast<const char*>(own_) : block_ + offsets_[first];
+  }
+  int ranks_bytes(int first, int last) const { return message_bytes(call_, offsets_[last] - offsets_[first]); }
+  // Sends the parts of ranks [first, last) to `partner`.
   void send_ranks(int first, int last, int partner, detail::Phase phase) {
-    const char* out = own_ != nullptr && last - first == 1 ? static_cast<const char*>(own_) : block_ + offsets_[first];
-    send(out, message_bytes(call_, offsets_[last] - offsets_[first]), MPI_BYTE, partner, phase);
+    send(ranks_out(first, last), ranks_bytes(first, last), MPI_BYTE, partner, phase);
   }
   // Receives the parts of ranks [first, last) from `partner` into their place in the block.
   void receive_ranks(int first, int last, int partner, detail::Phase phase) {
-    receive(block_ + offsets_[first], message_bytes(call_, offsets_[last] - offsets_[first]), MPI_BYTE, partner,
-            phase);
+    receive(block_ + offsets_[first], ranks_bytes(first, last), MPI_BYTE, partner, phase);
   }
 
   void step() override {
@@ -1243,7 +1245,7 @@ class AllgatherDoubling final : public Collective {
       const int done = fly_.done();
       const int partner = fly_.next_partner();
       if (partner >= 0) {
-        exchange(fly_.virtual_rank(), done, fly_.bit(), partner);
+        round_with(fly_.virtual_rank(), done, fly_.bit(), partner);
         if (own_ != nullptr) pack_own();
         return;
       }
@@ -1282,12 +1284,14 @@ class AllgatherDoubling final : public Collective {
   }
   // One round with partner `partner` whose group is v ^ bit: a single run goes to and from its
   // place in the block; several (spread rounds) are packed, and unpacked by the next step.
-  void exchange(int v, int done, int bit, int partner) {
+  void round_with(int v, int done, int bit, int partner) {
     const int run = run_length(done);
     if ((done & ~(run - 1)) == 0) {
       const int mine = v & ~done, theirs = (v ^ bit) & ~done;
-      send_ranks(fly_.first(mine), fly_.first(mine + run), partner, detail::kUp);
-      receive_ranks(fly_.first(theirs), fly_.first(theirs + run), partner, detail::kUp);
+      const int first = fly_.first(mine), last = fly_.first(mine + run);
+      const int from = fly_.first(theirs), to = fly_.first(theirs + run);
+      exchange(ranks_out(first, last), ranks_bytes(first, last), bytes_, block_ + offsets_[from],
+               ranks_bytes(from, to), bytes_, partner, detail::kUp);
       return;
     }
     // For p not a power of two the partner's runs may hold more ranks than this one's.
@@ -1299,8 +1303,8 @@ class AllgatherDoubling final : public Collective {
       std::copy(block_ + offsets_[a], block_ + offsets_[b], out);
       out += offsets_[b] - offsets_[a];
     });
-    send(outgoing_.get(), message_bytes(call_, bytes), MPI_BYTE, partner, detail::kUp);
-    receive(incoming_.get(), message_bytes(call_, theirs), MPI_BYTE, partner, detail::kUp);
+    exchange(outgoing_.get(), message_bytes(call_, bytes), bytes_, incoming_.get(), message_bytes(call_, theirs),
+             bytes_, partner, detail::kUp);
     unpack_from_ = v ^ bit;
     unpack_done_ = done;
   }
@@ -1326,6 +1330,7 @@ class AllgatherDoubling final : public Collective {
   int own_count_ = 0;
   TypeInfo send_{MPI_BYTE};
   TypedBuffer outgoing_;  // a spread round's packed runs
+  TypeInfo bytes_{MPI_BYTE};  // what the rounds' messages are counted in
   TypedBuffer incoming_;
   int unpack_from_ = -1;  // whose runs incoming_ holds, and after which rounds
   int unpack_done_ = 0;

@@ -176,6 +176,9 @@ class Engine {
 
   // Transfer number of the next large message to `mpi_dest`.
   std::uint64_t next_transfer(int mpi_dest) { return transfers_[mpi_dest]++; }
+  // The number of the next payload this process receives from `mpi_source` under a tag it
+  // announced itself (post_exchange).
+  std::uint64_t next_announced(int mpi_source) { return announced_[mpi_source]++; }
 
  private:
   MPI_Comm comm_;
@@ -198,6 +201,7 @@ class Engine {
   std::uint64_t next_order_ = 0;
   std::deque<Parked> parked_;
   std::map<int, std::uint64_t> transfers_;
+  std::map<int, std::uint64_t> announced_;
   std::vector<Bytes> pool_;
   struct Lists {
     std::vector<MPI_Request> awaited;

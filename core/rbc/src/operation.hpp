@@ -36,6 +36,16 @@ struct Transit {
   int found_source = MPI_PROC_NULL;  // once the envelope has arrived
   std::uint64_t payload_bytes = 0;
   std::uint64_t signature = 0;
+  // An exchange's envelope receive (post_exchange): the slot of this side's payload send, posted
+  // once the partner's envelope names the tag (-1: this side's payload travels in its envelope),
+  // what it sends, and the slot of the receive posted for the partner's payload under the tag
+  // this side announced (-1: the partner's payload travels in its envelope).
+  bool exchange = false;
+  int held_slot = -1;
+  int announced_slot = -1;
+  const void* send_buf = nullptr;
+  int send_count = 0;
+  MPI_Datatype send_type = MPI_DATATYPE_NULL;
 };
 
 // A nonblocking operation as a state machine. Each state ends by posting the MPI requests it
@@ -99,6 +109,8 @@ class Operation {
   bool awaited_complete(bool may_test);
   // Waits for every awaited request (MPI_Wait, one after the other) and clears the list.
   void wait_awaited();
+  // Waits until slot `index` is complete (a receive may put a new request in it).
+  void wait_slot(std::size_t index);
 
   Status status_;
 

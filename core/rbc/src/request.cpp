@@ -119,6 +119,14 @@ bool Operation::awaited_complete(bool may_test) {
   return all;
 }
 
+void Operation::wait_slot(std::size_t index) {
+  while (awaited_[index] != MPI_REQUEST_NULL) {
+    MPI_Status status;
+    check_mpi(MPI_Wait(&awaited_[index], &status), "MPI_Wait");
+    request_done(index, status);
+  }
+}
+
 void Operation::wait_awaited() {
   for (std::size_t i = 0; i < awaited_.size(); ++i) {
     while (awaited_[i] != MPI_REQUEST_NULL) {

@@ -10,7 +10,10 @@
 // The tag only narrows what MPI matches, so that a receive rarely sees another communicator's
 // message. It adapts to the library's MPI_TAG_UB (any value from the standard's 32767 up):
 //
-//   bit B-1         1 = payload of a large message (then the rest is the transfer number)
+//   bit B-1         1 = payload of a large message; then bit B-2 says who numbered it: 0 the
+//                   sender (a transfer number, named in the envelope sent before it), 1 the
+//                   receiver (a number its envelope announced in an exchange, post_exchange),
+//                   and the rest is the number
 //   bit B-2         0 = user point-to-point, 1 = collective-internal
 //   next C bits     context: low bits of the key's digest
 //   low L bits      user tag, or the collective's sequence number and phase (low bits)
@@ -63,12 +66,15 @@ class TagLayout {
   }
 
   int payload_tag(std::uint64_t transfer) const {
-    return static_cast<int>((1u << (bits_ - 1)) | (static_cast<std::uint32_t>(transfer) & mask(bits_ - 1)));
+    return static_cast<int>((1u << (bits_ - 1)) | (static_cast<std::uint32_t>(transfer) & mask(bits_ - 2)));
+  }
+  int announced_tag(std::uint64_t number) const {
+    return static_cast<int>((1u << (bits_ - 1)) | (1u << (bits_ - 2)) | (static_cast<std::uint32_t>(number) & mask(bits_ - 2)));
   }
 
   // Large messages from one process to another that may be in flight at once before their
-  // payload tags repeat.
-  std::uint64_t payload_window() const { return std::uint64_t{1} << (bits_ - 1); }
+  // payload tags repeat (as many again for payloads whose receiver announced their tag).
+  std::uint64_t payload_window() const { return std::uint64_t{1} << (bits_ - 2); }
 
  private:
   static std::uint32_t mask(int bits) { return bits >= 32 ? ~0u : (1u << bits) - 1; }

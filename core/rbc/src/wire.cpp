@@ -42,6 +42,9 @@ constexpr bool kChecked = false;
 
 constexpr std::uint32_t kLarge = 1;     // the payload follows as a second message
 constexpr std::uint32_t kExtended = 2;  // an Extension follows the header
+// An exchange's envelope (post_exchange; always extended):
+constexpr std::uint32_t kAnnounce = 4;  // `transfer` numbers the tag its sender receives the payload under
+constexpr std::uint32_t kAwait = 8;     // its sender's payload follows once the receiver's envelope is in
 
 // Every message starts with a Header. Large messages, and every message of the checked build,
 // add an Extension. A small message needs none: its payload is what MPI delivered after the
@@ -111,7 +114,7 @@ Envelope read_envelope(const char* wire, std::size_t size, int source, int tag) 
   if (size < static_cast<std::size_t>(kExtendedBytes)) no_envelope(source, tag);
   Extension x;
   std::memcpy(&x, wire + kHeaderBytes, sizeof x);
-  e.bytes = h.flags & kLarge ? x.bytes : size - kExtendedBytes;
+  e.bytes = h.flags & (kLarge | kAwait) ? x.bytes : size - kExtendedBytes;
   e.transfer = x.transfer;
   e.sequence = x.sequence;
   e.signature = x.signature;
@@ -249,6 +252,48 @@ MPI_Status unpack_small(const Transit& t, const Envelope& e, const TypeInfo& inf
   return delivered(status, t.label.tag, e.bytes);
 }
 
+// Cancels the receive in op's slot `index` (a payload that will not come).
+void cancel_slot(Operation& op, int index) {
+  MPI_Request& request = op.awaited()[static_cast<std::size_t>(index)];
+  if (request == MPI_REQUEST_NULL) return;
+  check_mpi(MPI_Cancel(&request), "MPI_Cancel");
+  check_mpi(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait");
+}
+
+// The partner's envelope of an exchange (post_exchange) has arrived in op's slot `index`: send
+// this side's payload under the tag it announces, and deliver its payload if it came inside.
+void accept_exchange(Operation& op, std::size_t index, const Envelope& e, int source, const char* payload,
+                     std::uint64_t capacity) {
+  Transit& t = op.transits()[index];
+  Engine& engine = engine_of(op);
+  const bool announced = t.announced_slot >= 0;
+  const bool awaits = t.held_slot >= 0;
+  const bool agree = announced == ((e.flags & kAwait) != 0) && awaits == ((e.flags & kAnnounce) != 0);
+  if (!agree || e.bytes > capacity) {
+    // Counts that differ between the members. A payload the partner sends under this side's
+    // announced tag is taken (truncated, as MPI completes it); one it will not send is no longer
+    // waited for, and this side sends none (the partner finds the same disagreement).
+    if (announced && !(e.flags & kAwait)) cancel_slot(op, t.announced_slot);
+    op.awaited()[index] = MPI_REQUEST_NULL;
+    t.stage = Transit::Stage::none;
+    raise(engine.comm(), e.bytes > capacity ? MPI_ERR_TRUNCATE : MPI_ERR_COUNT,
+          std::string(e.bytes > capacity ? "message truncated: " : "counts differ between members: ") +
+              std::to_string(e.bytes) + " bytes come from rank " + std::to_string(t.comm->rank_of_mpi(source)) +
+              " in an exchange that expects " + std::to_string(capacity));
+  }
+  t.found_source = source;
+  t.payload_bytes = e.bytes;
+  if (awaits) {
+    check_mpi(MPI_Isend(t.send_buf, t.send_count, t.send_type, source, engine.layout().announced_tag(e.transfer),
+                        engine.comm(), &op.awaited()[static_cast<std::size_t>(t.held_slot)]),
+              "MPI_Isend");
+  }
+  op.awaited()[index] = MPI_REQUEST_NULL;
+  t.stage = Transit::Stage::none;
+  if (announced) return;  // the payload arrives in the receive posted for it
+  op.deliver(index, unpack_small(t, e, TypeInfo(t.type), source, payload));
+}
+
 // The receive in op's slot `index` takes the message with envelope `e` from `source`.
 void accept(Operation& op, std::size_t index, const Envelope& e, int source, const char* payload) {
   Transit& t = op.transits()[index];
@@ -282,6 +327,18 @@ void accept(Operation& op, std::size_t index, const Envelope& e, int source, con
                    source, e.sequence, expected);
       abort_after_report(MPI_COMM_WORLD, 86);
     }
+  }
+  if (t.exchange) {
+    accept_exchange(op, index, e, source, payload, capacity);
+    return;
+  }
+  if (e.flags & (kAwait | kAnnounce)) {
+    // The sender runs an exchange whose payload this plain receive would never get.
+    op.awaited()[index] = MPI_REQUEST_NULL;
+    raise(engine.comm(), e.bytes > capacity ? MPI_ERR_TRUNCATE : MPI_ERR_COUNT,
+          std::string(e.bytes > capacity ? "message truncated: " : "counts differ between members: ") +
+              std::to_string(e.bytes) + " bytes come from rank " + std::to_string(t.comm->rank_of_mpi(source)) +
+              " in an exchange, for a receive of " + std::to_string(capacity));
   }
   if (e.bytes > capacity) {
     if (e.flags & kLarge) {
@@ -531,6 +588,69 @@ void post_recv(Operation& op, const RangeComm& comm, void* buf, int count, MPI_D
                                                                      engine.layout().tag(comm.id(), label), signature));
   if (take_parked(op, index)) return;
   post_envelope_receive(op, index);
+}
+
+std::size_t post_exchange(Operation& op, const RangeComm& comm, const void* buf, int count, MPI_Datatype type, void* rbuf,
+                   int rcount, MPI_Datatype rtype, int mpi_partner, const Label& label, std::uint64_t signature,
+                   cost::Kernel charge) {
+  Engine& engine = *comm.engine();
+  require_live(engine);
+  const TypeInfo info(type);
+  const int bound = packed_bytes(count, info);
+  const bool awaits = !inline_payload(bound);
+  const bool announces = !inline_payload(packed_bytes(rcount, TypeInfo(rtype)));
+  const int mpi_tag = engine.layout().tag(comm.id(), label);
+  charge_message(charge, bound);
+  // Slots: this side's envelope, the partner's envelope, this side's payload (posted once the
+  // partner's envelope is in), the partner's payload. Waits go in that order, so a wait for the
+  // partner's payload never comes before the envelope that lets this side send its own.
+  const std::size_t sent = op.await(MPI_REQUEST_NULL);
+  const std::size_t envelope = op.await(MPI_REQUEST_NULL);
+  const int held = awaits ? static_cast<int>(op.await(MPI_REQUEST_NULL)) : -1;
+  const int incoming = announces ? static_cast<int>(op.await(MPI_REQUEST_NULL)) : -1;
+
+  Envelope e = outgoing(comm, label, signature, mpi_partner, mpi_tag, false);
+  e.flags |= kExtended | (awaits ? kAwait : 0u) | (announces ? kAnnounce : 0u);
+  if (announces) {
+    e.transfer = engine.next_announced(mpi_partner);
+    Transit& t = op.transits()[static_cast<std::size_t>(incoming)];
+    t = receive_transit(comm, rbuf, rcount, rtype, mpi_partner, label, mpi_tag, signature);
+    t.stage = Transit::Stage::payload;
+    t.found_source = mpi_partner;
+    check_mpi(MPI_Irecv(rbuf, rcount, rtype, mpi_partner, engine.layout().announced_tag(e.transfer), engine.comm(),
+                        &op.awaited()[static_cast<std::size_t>(incoming)]),
+              "MPI_Irecv");
+  }
+  if (awaits) {
+    Transit& t = op.transits()[static_cast<std::size_t>(held)];
+    t.stage = Transit::Stage::send;
+    t.mpi_source = mpi_partner;
+  }
+
+  Transit& out = op.transits()[sent];
+  out.stage = Transit::Stage::send;
+  out.mpi_source = mpi_partner;
+  int size = kExtendedBytes;
+  if (awaits) {
+    e.bytes = static_cast<std::uint64_t>(info.size) * static_cast<std::uint64_t>(count);
+    out.wire = engine.buffer(static_cast<std::size_t>(kExtendedBytes));
+    write_envelope(e, out.wire.data());
+  } else {
+    out.wire = small_wire(engine, e, buf, count, info, bound, size);
+  }
+  check_mpi(MPI_Isend(out.wire.data(), size, MPI_BYTE, mpi_partner, mpi_tag, engine.comm(), &op.awaited()[sent]),
+            "MPI_Isend");
+
+  Transit& in = op.transits()[envelope];
+  in = receive_transit(comm, rbuf, rcount, rtype, mpi_partner, label, mpi_tag, signature);
+  in.exchange = true;
+  in.held_slot = held;
+  in.announced_slot = incoming;
+  in.send_buf = buf;
+  in.send_count = count;
+  in.send_type = type;
+  if (!take_parked(op, envelope)) post_envelope_receive(op, envelope);
+  return envelope;
 }
 
 static_assert(kHeaderBytes <= kInPlaceWireBytes - kInPlaceSendBytes, "an in-place send's buffer holds the header");

@@ -80,6 +80,20 @@ void post_send(Operation& op, const RangeComm& comm, const void* buf, int count,
 void post_recv(Operation& op, const RangeComm& comm, void* buf, int count, MPI_Datatype type,
                int mpi_source, const Label& label, std::uint64_t signature = 0);
 
+// One round of an exchange with `mpi_partner` (a butterfly's): sends `count` elements of `type`
+// from `buf` and receives `rcount` of `rtype` into `rbuf`, both under `label`; the partner makes
+// the matching call. A payload that travels apart from its envelope (a large one) is not sent
+// under a transfer number of the sender's, whose receive could only be posted once the envelope
+// is in (a rendezvous then waits for the receiver to match it: 1.3-1.4x an exchange of 8-64 KiB
+// under Open MPI): the receiver posts the receive at once under a number of its own and announces
+// it in its envelope, and the sender sends the payload once that envelope is in. The receiver's
+// numbers are unique per sender, so no other message can match that receive. Members whose counts
+// differ get an error, never a wait for a payload that will not come. Returns the slot of the
+// partner's envelope, once complete this side's payload is on its way.
+std::size_t post_exchange(Operation& op, const RangeComm& comm, const void* buf, int count, MPI_Datatype type, void* rbuf,
+                   int rcount, MPI_Datatype rtype, int mpi_partner, const Label& label, std::uint64_t signature,
+                   cost::Kernel charge);
+
 // A request, or a collective run at once, may send a small message of a predefined type from a
 // buffer of its own (`wire`, kInPlaceWireBytes, alive until the send's slot completes): up to this
 // many payload bytes.

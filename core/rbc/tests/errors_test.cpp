@@ -176,6 +176,37 @@ void non_member(Checker& check, const rbc::RangeComm& c, const char* what, const
   expect_error(check, "iprobe", word, [&] { rbc::iprobe(MPI_ANY_SOURCE, 0, c); });
 }
 
+// An allreduce whose members pass different counts, one of them long enough that its payload
+// travels apart from its envelope (an exchange announcing the payload's tag, post_exchange): both
+// members get an error naming it, neither waits for a payload that will not come, and the
+// communicator works afterwards.
+void exchange_counts_differ(Checker& check, const rbc::RangeComm& world) {
+  Context context(check, "allreduce with counts that differ between two members");
+  if (world.size() < 2) return;
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  const rbc::RangeComm pair = rbc::RangeComm::from_mpi(comm).split(0, 1);
+  if (pair.is_member()) {
+    for (int longer : {1000, 5000}) {
+      const int count = pair.rank() == 0 ? longer : 100;
+      std::vector<double> in(static_cast<std::size_t>(longer), 1.0), out(static_cast<std::size_t>(longer), 0.0);
+      int error_class = MPI_SUCCESS;
+      try {
+        rbc::allreduce(in.data(), out.data(), count, MPI_DOUBLE, MPI_SUM, pair);
+      } catch (const rbc::Error& e) {
+        error_class = e.error_class();
+      }
+      check.check(error_class == MPI_ERR_COUNT || error_class == MPI_ERR_TRUNCATE, "rank ", pair.rank(), " with ",
+                  count, " doubles against ", pair.rank() == 0 ? 100 : longer, ": error class ", error_class);
+      rbc::allreduce(in.data(), out.data(), longer, MPI_DOUBLE, MPI_SUM, pair);
+      check.equal(out[static_cast<std::size_t>(longer) - 1], 2.0, "the next allreduce of ", longer, " doubles");
+    }
+  }
+  MPI_Barrier(comm);
+  MPI_Comm_free(&comm);
+}
+
 // The communicators still work after all of the above.
 void still_works(Checker& check, const rbc::RangeComm& c, const char* what) {
   Context context(check, "after the errors, on ", what);
@@ -212,6 +243,7 @@ int main(int argc, char** argv) {
     } else {
       non_member(check, odd, "non-member (from a split the caller is not in)", "not a member");
     }
+    exchange_counts_differ(check, world);
     still_works(check, world, "world");
     if (odd.is_member()) still_works(check, odd, "1..p-1 stride 2");
     non_member(check, rbc::RangeComm(), "default-constructed RangeComm", "default-constructed");

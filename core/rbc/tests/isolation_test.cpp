@@ -73,6 +73,26 @@ void same_range_twice(Checker& check) {
   }
   check.equal(on_x, static_cast<long long>(world.size()), "allreduce on the first split");
   check.equal(on_y, 1000LL * world.size(), "allreduce on the second split");
+  // Long vectors, whose payloads travel apart from their envelopes under tags the receivers
+  // announce: in the rbc_collide build both splits' envelopes share every MPI tag.
+  for (int n : {3000, 20000}) {
+    std::vector<long long> a(static_cast<std::size_t>(n), 1), b(static_cast<std::size_t>(n), 1000);
+    std::vector<long long> sx(static_cast<std::size_t>(n), 0), sy(static_cast<std::size_t>(n), 0);
+    rbc::Request lx = rbc::iallreduce(a.data(), sx.data(), n, MPI_LONG_LONG, MPI_SUM, x);
+    rbc::Request ly = rbc::iallreduce(b.data(), sy.data(), n, MPI_LONG_LONG, MPI_SUM, y);
+    if (world.rank() % 2) {
+      ly.wait();
+      lx.wait();
+    } else {
+      lx.wait();
+      ly.wait();
+    }
+    int wrong = 0;
+    for (int i = 0; i < n; ++i) {
+      wrong += sx[static_cast<std::size_t>(i)] != world.size() || sy[static_cast<std::size_t>(i)] != 1000LL * world.size();
+    }
+    check.equal(wrong, 0, "elements of the two ", n, "-element allreduces that came from the other split");
+  }
 }
 
 // `depth` nested splits over all ranks (all live), then on every level a ring message with the
