@@ -10,13 +10,15 @@
 // The tag only narrows what MPI matches, so that a receive rarely sees another communicator's
 // message. It adapts to the library's MPI_TAG_UB (any value from the standard's 32767 up):
 //
-//   bit B-1         1 = payload of a large message; then bit B-2 says who numbered it: 0 the
-//                   sender (a transfer number, named in the envelope sent before it), 1 the
-//                   receiver (a number its envelope announced in an exchange, post_exchange),
-//                   and the rest is the number
-//   bit B-2         0 = user point-to-point, 1 = collective-internal
-//   next C bits     context: low bits of the key's digest
-//   low L bits      user tag, or the collective's sequence number and phase (low bits)
+//   bit B-1         0 = a message with an envelope:
+//     bit B-2         0 = user point-to-point, 1 = collective-internal
+//     next C bits     context: low bits of the key's digest
+//     low L bits      user tag, or the collective's sequence number and phase (low bits)
+//   bit B-1         1 = the payload of a large message:
+//     bit B-2         who numbered it: 0 the sender (a transfer number, named in the envelope
+//                     sent before it), 1 the receiver (a number its own envelope announced in an
+//                     exchange, post_exchange)
+//     low B-2 bits    the number
 //
 // where B is the number of tag bits MPI_TAG_UB allows (15 for 32767, 28 for MPICH's 2^28-1,
 // 31 for Open MPI and SMPI), C = max(5, B - 17) and L = B - 2 - C.

@@ -23,7 +23,9 @@
 // envelope + packed payload, into a receive buffer large enough for any small message (a foreign
 // message can never be truncated). Others send the envelope first and the payload as a second
 // message with a payload tag that is unique per sender and receiver; the receiver posts the
-// payload receive into the user's buffer once it has accepted the envelope.
+// payload receive into the user's buffer once it has accepted the envelope. In an exchange
+// (post_exchange) the receiver picks the payload's tag instead and announces it in its own
+// envelope, so that the payload's receive is posted before the payload is sent.
 namespace rbc::detail {
 
 inline constexpr int kEagerBytes = 4096;
