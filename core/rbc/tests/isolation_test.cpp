@@ -54,6 +54,17 @@ void two_handles(Checker& check) {
   }
 }
 
+// Waits for both, in opposite orders on neighbouring ranks.
+void wait_crosswise(const rbc::RangeComm& world, rbc::Request& first, rbc::Request& second) {
+  if (world.rank() % 2) {
+    second.wait();
+    first.wait();
+  } else {
+    first.wait();
+    second.wait();
+  }
+}
+
 void same_range_twice(Checker& check) {
   Context c(check, "one range split twice");
   const rbc::RangeComm world = rbc::RangeComm::from_mpi(MPI_COMM_WORLD);
@@ -63,14 +74,7 @@ void same_range_twice(Checker& check) {
   long long one = 1, thousand = 1000, on_x = 0, on_y = 0;
   rbc::Request rx = rbc::iallreduce(&one, &on_x, 1, MPI_LONG_LONG, MPI_SUM, x);
   rbc::Request ry = rbc::iallreduce(&thousand, &on_y, 1, MPI_LONG_LONG, MPI_SUM, y);
-  // Complete in opposite orders on neighbouring ranks.
-  if (world.rank() % 2) {
-    ry.wait();
-    rx.wait();
-  } else {
-    rx.wait();
-    ry.wait();
-  }
+  wait_crosswise(world, rx, ry);
   check.equal(on_x, static_cast<long long>(world.size()), "allreduce on the first split");
   check.equal(on_y, 1000LL * world.size(), "allreduce on the second split");
   // Long vectors, whose payloads travel apart from their envelopes under tags the receivers
@@ -80,13 +84,7 @@ void same_range_twice(Checker& check) {
     std::vector<long long> sx(static_cast<std::size_t>(n), 0), sy(static_cast<std::size_t>(n), 0);
     rbc::Request lx = rbc::iallreduce(a.data(), sx.data(), n, MPI_LONG_LONG, MPI_SUM, x);
     rbc::Request ly = rbc::iallreduce(b.data(), sy.data(), n, MPI_LONG_LONG, MPI_SUM, y);
-    if (world.rank() % 2) {
-      ly.wait();
-      lx.wait();
-    } else {
-      lx.wait();
-      ly.wait();
-    }
+    wait_crosswise(world, lx, ly);
     int wrong = 0;
     for (int i = 0; i < n; ++i) {
       wrong += sx[static_cast<std::size_t>(i)] != world.size() || sy[static_cast<std::size_t>(i)] != 1000LL * world.size();
