@@ -656,17 +656,22 @@ def main(argv=None):
                 "mpi_exchange": [{"bytes": b, "seconds": t} for b, t in sorted(sim_exchange.items())]}
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-        cp.validate(profile, "fitted profile")
-        os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
-        with open(args.output, "w") as f:
-            json.dump(profile, f, indent=1)
-            f.write("\n")
-        log(f"calibrate: wrote {args.output} ({time.monotonic() - started:.0f} s)")
-        print(summary_table(profile))
+        write_profile(profile, "fitted profile", args.output, started)
         return 0
     except (CalibrationError, cp.ProfileError) as err:
         log(f"calibrate: error: {err}")
         return 1
+
+
+def write_profile(profile, what, output, started, next_step=""):
+    """Checks `profile`, writes it to `output` and prints its parameters."""
+    cp.validate(profile, what)
+    os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
+    with open(output, "w") as f:
+        json.dump(profile, f, indent=1)
+        f.write("\n")
+    log(f"calibrate: wrote {output} ({time.monotonic() - started:.0f} s){next_step}")
+    print(summary_table(profile))
 
 
 def write_measured(args):
@@ -676,14 +681,8 @@ def write_measured(args):
     profile = measured(args)
     profile.pop("_real_comm")
     profile["how"] += "; measured only (./janus calibrate --measure-only): not yet corrected by the SMPI twin"
-    cp.validate(profile, "measured profile")
-    os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
-    with open(args.output, "w") as f:
-        json.dump(profile, f, indent=1)
-        f.write("\n")
-    log(f"calibrate: wrote {args.output} ({time.monotonic() - started:.0f} s); finish it with "
-        f"./janus calibrate --refit {args.output} -o PROFILE.json")
-    print(summary_table(profile))
+    write_profile(profile, "measured profile", args.output, started,
+                  f"; finish it with ./janus calibrate --refit {args.output} -o PROFILE.json")
     return 0
 
 
