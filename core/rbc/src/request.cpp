@@ -128,6 +128,8 @@ void Operation::wait_slot(std::size_t index) {
 }
 
 void Operation::wait_awaited() {
+  // wait_slot's loop written out: a call per slot cost every step of a collective run at once
+  // (28 instructions per one-double allreduce).
   for (std::size_t i = 0; i < awaited_.size(); ++i) {
     while (awaited_[i] != MPI_REQUEST_NULL) {
       MPI_Status status;

@@ -260,6 +260,17 @@ void cancel_slot(Operation& op, int index) {
   check_mpi(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait");
 }
 
+// An envelope of an exchange met a receive that does not match it: counts that differ between
+// the members (longer than the receive: truncation).
+[[noreturn]] void raise_mismatch(const Engine& engine, const Transit& t, const Envelope& e, int source,
+                                 std::uint64_t capacity) {
+  raise(engine.comm(), e.bytes > capacity ? MPI_ERR_TRUNCATE : MPI_ERR_COUNT,
+        std::string(e.bytes > capacity ? "message truncated: " : "counts differ between members: ") +
+            std::to_string(e.bytes) + " bytes come from rank " + std::to_string(t.comm->rank_of_mpi(source)) +
+            (t.exchange ? " in an exchange that expects " : " in an exchange, for a receive of ") +
+            std::to_string(capacity));
+}
+
 // The partner's envelope of an exchange (post_exchange) has arrived in op's slot `index`: send
 // this side's payload under the tag it announces, and deliver its payload if it came inside.
 void accept_exchange(Operation& op, std::size_t index, const Envelope& e, int source, const char* payload,
@@ -276,10 +287,7 @@ void accept_exchange(Operation& op, std::size_t index, const Envelope& e, int so
     if (announced && !(e.flags & kAwait)) cancel_slot(op, t.announced_slot);
     op.awaited()[index] = MPI_REQUEST_NULL;
     t.stage = Transit::Stage::none;
-    raise(engine.comm(), e.bytes > capacity ? MPI_ERR_TRUNCATE : MPI_ERR_COUNT,
-          std::string(e.bytes > capacity ? "message truncated: " : "counts differ between members: ") +
-              std::to_string(e.bytes) + " bytes come from rank " + std::to_string(t.comm->rank_of_mpi(source)) +
-              " in an exchange that expects " + std::to_string(capacity));
+    raise_mismatch(engine, t, e, source, capacity);
   }
   t.found_source = source;
   t.payload_bytes = e.bytes;
@@ -335,10 +343,7 @@ void accept(Operation& op, std::size_t index, const Envelope& e, int source, con
   if (e.flags & (kAwait | kAnnounce)) {
     // The sender runs an exchange whose payload this plain receive would never get.
     op.awaited()[index] = MPI_REQUEST_NULL;
-    raise(engine.comm(), e.bytes > capacity ? MPI_ERR_TRUNCATE : MPI_ERR_COUNT,
-          std::string(e.bytes > capacity ? "message truncated: " : "counts differ between members: ") +
-              std::to_string(e.bytes) + " bytes come from rank " + std::to_string(t.comm->rank_of_mpi(source)) +
-              " in an exchange, for a receive of " + std::to_string(capacity));
+    raise_mismatch(engine, t, e, source, capacity);
   }
   if (e.bytes > capacity) {
     if (e.flags & kLarge) {
@@ -484,7 +489,8 @@ Bytes small_wire(Engine& engine, const Envelope& e, const void* buf, int count, 
   return wire;
 }
 
-// The envelope of a large message, whose payload follows under the payload tag of `transfer`.
+// The envelope alone of a message whose payload travels apart: `transfer` is the number it
+// carries (the payload tag's transfer number, or in an exchange the number this side announced).
 Bytes large_wire(Engine& engine, Envelope e, int count, const TypeInfo& info, std::uint64_t transfer) {
   Bytes wire = engine.buffer(static_cast<std::size_t>(kExtendedBytes));
   e.bytes = static_cast<std::uint64_t>(info.size) * static_cast<std::uint64_t>(count);
@@ -590,9 +596,9 @@ void post_recv(Operation& op, const RangeComm& comm, void* buf, int count, MPI_D
   post_envelope_receive(op, index);
 }
 
-std::size_t post_exchange(Operation& op, const RangeComm& comm, const void* buf, int count, MPI_Datatype type, void* rbuf,
-                   int rcount, MPI_Datatype rtype, int mpi_partner, const Label& label, std::uint64_t signature,
-                   cost::Kernel charge) {
+std::size_t post_exchange(Operation& op, const RangeComm& comm, const void* buf, int count, MPI_Datatype type,
+                          void* rbuf, int rcount, MPI_Datatype rtype, int mpi_partner, const Label& label,
+                          std::uint64_t signature, cost::Kernel charge) {
   Engine& engine = *comm.engine();
   require_live(engine);
   const TypeInfo info(type);
@@ -609,12 +615,14 @@ std::size_t post_exchange(Operation& op, const RangeComm& comm, const void* buf,
   const int held = awaits ? static_cast<int>(op.await(MPI_REQUEST_NULL)) : -1;
   const int incoming = announces ? static_cast<int>(op.await(MPI_REQUEST_NULL)) : -1;
 
+  // What the partner's envelope and, if announced, its payload are received as.
+  const Transit expected = receive_transit(comm, rbuf, rcount, rtype, mpi_partner, label, mpi_tag, signature);
   Envelope e = outgoing(comm, label, signature, mpi_partner, mpi_tag, false);
   e.flags |= kExtended | (awaits ? kAwait : 0u) | (announces ? kAnnounce : 0u);
   if (announces) {
     e.transfer = engine.next_announced(mpi_partner);
     Transit& t = op.transits()[static_cast<std::size_t>(incoming)];
-    t = receive_transit(comm, rbuf, rcount, rtype, mpi_partner, label, mpi_tag, signature);
+    t = expected;
     t.stage = Transit::Stage::payload;
     t.found_source = mpi_partner;
     check_mpi(MPI_Irecv(rbuf, rcount, rtype, mpi_partner, engine.layout().announced_tag(e.transfer), engine.comm(),
@@ -632,9 +640,7 @@ std::size_t post_exchange(Operation& op, const RangeComm& comm, const void* buf,
   out.mpi_source = mpi_partner;
   int size = kExtendedBytes;
   if (awaits) {
-    e.bytes = static_cast<std::uint64_t>(info.size) * static_cast<std::uint64_t>(count);
-    out.wire = engine.buffer(static_cast<std::size_t>(kExtendedBytes));
-    write_envelope(e, out.wire.data());
+    out.wire = large_wire(engine, e, count, info, e.transfer);  // the envelope alone; `transfer` as announced
   } else {
     out.wire = small_wire(engine, e, buf, count, info, bound, size);
   }
@@ -642,7 +648,7 @@ std::size_t post_exchange(Operation& op, const RangeComm& comm, const void* buf,
             "MPI_Isend");
 
   Transit& in = op.transits()[envelope];
-  in = receive_transit(comm, rbuf, rcount, rtype, mpi_partner, label, mpi_tag, signature);
+  in = expected;
   in.exchange = true;
   in.held_slot = held;
   in.announced_slot = incoming;

@@ -92,9 +92,9 @@ void post_recv(Operation& op, const RangeComm& comm, void* buf, int count, MPI_D
 // numbers are unique per sender, so no other message can match that receive. Members whose counts
 // differ get an error, never a wait for a payload that will not come. Returns the slot of the
 // partner's envelope, once complete this side's payload is on its way.
-std::size_t post_exchange(Operation& op, const RangeComm& comm, const void* buf, int count, MPI_Datatype type, void* rbuf,
-                   int rcount, MPI_Datatype rtype, int mpi_partner, const Label& label, std::uint64_t signature,
-                   cost::Kernel charge);
+std::size_t post_exchange(Operation& op, const RangeComm& comm, const void* buf, int count, MPI_Datatype type,
+                          void* rbuf, int rcount, MPI_Datatype rtype, int mpi_partner, const Label& label,
+                          std::uint64_t signature, cost::Kernel charge);
 
 // A request, or a collective run at once, may send a small message of a predefined type from a
 // buffer of its own (`wire`, kInPlaceWireBytes, alive until the send's slot completes): up to this
