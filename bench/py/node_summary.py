@@ -14,7 +14,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 
-from report import COLLECTIVE_LIMIT, COLLECTIVES, pow2_floor  # noqa: E402
+from report import COLLECTIVE_LIMIT, COLLECTIVES, Data, pow2_floor  # noqa: E402
 
 JQUICK_LIMIT = 1.0
 P2P_LIMITS = {8: 1.10, 65536: 1.02}
@@ -32,18 +32,9 @@ def load(path):
     return records
 
 
-def per_round(records, key, num, den):
-    """{point: [num / den per round]} where key(record) -> (point, side) and side is num or den."""
-    times = {}
-    for r in records:
-        point, side = key(r)
-        if side in (num, den):
-            times.setdefault((point, r.get("round", 0)), {})[side] = r["median_s"]
-    ratios = {}
-    for (point, _round), sides in times.items():
-        if sides.get(num) and sides.get(den):
-            ratios.setdefault(point, []).append(sides[num] / sides[den])
-    return ratios
+def by_round(records):
+    """The records as report.Data, a record without a round counting as round 0."""
+    return Data([dict(r, round=r.get("round", 0)) for r in records])
 
 
 def cell(values, limit):
@@ -54,17 +45,14 @@ def cell(values, limit):
 
 def jquick_table(records):
     """JQuick on p against hypercube quicksort on the largest power of two <= p, same round."""
-    by = {}
-    for r in records:
-        if r.get("variant", "uniform") == "uniform":
-            by[(r["implementation"], r["p"], r["n_per_pe"], r.get("round", 0))] = r["median_s"]
+    d = by_round([r for r in records if r.get("variant", "uniform") == "uniform"])
     points = {}
-    for (impl, p, n, rnd), t in by.items():
-        if impl != "jquick_rbc":
-            continue
-        h = by.get(("hypercube_rbc", pow2_floor(p), n, rnd))
-        if h:
-            points.setdefault((p, n), []).append(t / h)
+    for p in d.values("p", implementation="jquick_rbc"):
+        for n in d.values("n_per_pe", implementation="jquick_rbc", p=p):
+            rs = d.round_ratios(dict(implementation="jquick_rbc", p=p, n_per_pe=n),
+                                dict(implementation="hypercube_rbc", p=pow2_floor(p), n_per_pe=n))
+            if rs:
+                points[(p, n)] = rs
     over = {r["p"] for r in records if (r.get("platform_params") or {}).get("oversubscribed")}
     lines, met = [], 0
     for (p, n) in sorted(points):
@@ -78,8 +66,19 @@ def jquick_table(records):
     return head + lines if points else ["Target 1: no sort records"]
 
 
+def rbc_over_mpi(d, **at):
+    return d.round_ratios(dict(implementation="rbc", **at), dict(implementation="mpi", **at))
+
+
 def collectives_table(records):
-    ratios = per_round(records, lambda r: ((r["variant"], r["p"], r["n"]), r["implementation"]), "rbc", "mpi")
+    d = by_round(records)
+    ratios = {}
+    for op in d.values("variant"):
+        for p in d.values("p", variant=op):
+            for n in d.values("n", variant=op, p=p):
+                rs = rbc_over_mpi(d, variant=op, p=p, n=n)
+                if rs:
+                    ratios[(op, p, n)] = rs
     if not ratios:
         return ["Target 3: no collectives records"]
     sizes = sorted({n for (_op, _p, n) in ratios})
@@ -104,12 +103,14 @@ def collectives_table(records):
 
 def p2p_table(records):
     lines = []
+    d = by_round(records)
     for variant in ("pingpong", "ipingpong"):
-        chosen = [r for r in records if r.get("variant") == variant]
-        ratios = per_round(chosen, lambda r: (r["n"], r["implementation"]), "rbc", "mpi")
-        for n in sorted(ratios):
+        for n in d.values("n", variant=variant):
+            rs = rbc_over_mpi(d, variant=variant, n=n)
+            if not rs:
+                continue
             limit = P2P_LIMITS.get(n) if variant == "pingpong" else None
-            text, ok = cell(ratios[n], limit if limit else float("inf"))
+            text, ok = cell(rs, limit if limit else float("inf"))
             verdict = ("met" if ok else "not met") + f" (<= {limit})" if limit else ""
             lines.append(f"| {variant} | {n} | {text} | {verdict} |")
     if not lines:

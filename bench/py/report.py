@@ -61,15 +61,19 @@ class Data:
             return statistics.median(cost(r) for r in rounds.values())
         return cost(found[-1])
 
-    def ratio(self, num, den):
-        """Time of the records matching `num` over those matching `den`: with rounds on both sides
-        (bench/node_check), the median of the rounds' own ratios, each taken within one run;
-        otherwise the ratio of the two medians."""
+    def round_ratios(self, num, den):
+        """Time of the records matching `num` over those matching `den` in each round (field
+        `round`, bench/node_check) both sides have: ratios taken within one run."""
         a = {r["round"]: cost(r) for r in self.select(**num) if "round" in r}
         b = {r["round"]: cost(r) for r in self.select(**den) if "round" in r}
-        both = [k for k in a if k in b and b[k] > 0]
-        if len(both) > 1:
-            return statistics.median(a[k] / b[k] for k in both)
+        return [a[k] / b[k] for k in a if k in b and b[k] > 0]
+
+    def ratio(self, num, den):
+        """With several rounds on both sides the median of their own ratios, otherwise the ratio of
+        the two medians."""
+        rs = self.round_ratios(num, den)
+        if len(rs) > 1:
+            return statistics.median(rs)
         return ratio(self.median(**num), self.median(**den))
 
     def values(self, field, **want):
