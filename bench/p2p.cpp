@@ -94,25 +94,32 @@ void round_trips_requests(bool use_rbc, int trips, std::vector<char>& out, std::
 
 // Both ranks exchange `out` for `in` at once, `trips` times, with one of the implementations of
 // the exchange variant.
-void exchanges(const std::string& impl, int trips, std::vector<char>& out, std::vector<char>& in, int me,
+void exchanges(const std::string& name, int trips, std::vector<char>& out, std::vector<char>& in, int me,
                const rbc::RangeComm& rworld, MPI_Comm world) {
   if (me > 1) return;
+  // Which one, decided once: the loop below is timed.
+  enum class Impl { rbc, mpi, late_payload, announced, preposted };
+  const Impl impl = name == "rbc"                ? Impl::rbc
+                    : name == "mpi"              ? Impl::mpi
+                    : name == "mpi_late_payload" ? Impl::late_payload
+                    : name == "mpi_announced"    ? Impl::announced
+                                                 : Impl::preposted;
   const int n = static_cast<int>(out.size());
   const int peer = 1 - me;
   char envelope_out[64] = {0};
   char envelope_in[64];
   for (int t = 0; t < trips; ++t) {
-    if (impl == "rbc") {
+    if (impl == Impl::rbc) {
       rbc::Request receive = rbc::irecv(in.data(), n, MPI_BYTE, peer, 1, rworld);
       rbc::Request send = rbc::isend(out.data(), n, MPI_BYTE, peer, 1, rworld);
       receive.wait();
       send.wait();
-    } else if (impl == "mpi") {
+    } else if (impl == Impl::mpi) {
       MPI_Request requests[2];
       MPI_Irecv(in.data(), n, MPI_BYTE, peer, 1, world, &requests[0]);
       MPI_Isend(out.data(), n, MPI_BYTE, peer, 1, world, &requests[1]);
       MPI_Waitall(2, requests, MPI_STATUSES_IGNORE);
-    } else if (impl == "mpi_late_payload") {
+    } else if (impl == Impl::late_payload) {
       MPI_Request envelopes[2];
       MPI_Request payloads[2];
       MPI_Irecv(envelope_in, 64, MPI_BYTE, peer, 2, world, &envelopes[0]);
@@ -122,7 +129,7 @@ void exchanges(const std::string& impl, int trips, std::vector<char>& out, std::
       MPI_Irecv(in.data(), n, MPI_BYTE, peer, 3, world, &payloads[0]);
       MPI_Wait(&envelopes[1], MPI_STATUS_IGNORE);
       MPI_Waitall(2, payloads, MPI_STATUSES_IGNORE);
-    } else if (impl == "mpi_announced") {
+    } else if (impl == Impl::announced) {
       MPI_Request requests[4];
       MPI_Irecv(in.data(), n, MPI_BYTE, peer, 3, world, &requests[0]);
       MPI_Irecv(envelope_in, 64, MPI_BYTE, peer, 2, world, &requests[1]);

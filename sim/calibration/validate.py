@@ -195,11 +195,11 @@ def main(argv=None):
         if args.real_only and (args.sim_only or not args.programs):
             raise calibrate.CalibrationError("--real-only needs --programs (./janus bundle DIR) and no --sim-only")
         sim_targets = [f"//bench:{name}_smpi" for name, _ in programs] + ["//sim/calibration:libcharge_preload.so"]
-        mpi_targets = [f"//bench:{name}_mpi" for name, _ in programs] + ["//sim/calibration:calibrate_mpi"]
         if args.programs or args.sim_only:
             bin_root = None if args.real_only else calibrate.bazel_bin(sim_targets)
             real_program = None if args.sim_only else bundled_programs(args.programs, [name for name, _ in programs])
         else:
+            mpi_targets = [f"//bench:{name}_mpi" for name, _ in programs] + ["//sim/calibration:calibrate_mpi"]
             bin_root, mpi_root = calibrate.bazel_bins(sim_targets, mpi_targets, args.mpi)
 
             def real_program(name):
