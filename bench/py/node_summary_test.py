@@ -29,7 +29,8 @@ class Summary(unittest.TestCase):
                    sort("jquick_rbc", 12, 16, 11.0, 3), sort("hypercube_rbc", 8, 16, 10.0, 3),
                    sort("jquick_rbc", 8, 16, 1.0, 4)]  # no partner in round 4: no ratio
         text = "\n".join(node_summary.jquick_table(records))
-        self.assertIn("| 12 | 8 | 16 | 1.10 (0.90-1.20) | not met |", text)
+        # Beside it: hypercube quicksort on all 12 PEs (round 1 only), JQuick on 8 (no round with both).
+        self.assertIn("| 12 | 8 | 16 | 1.10 (0.90-1.20) | not met |  | 9.00 |", text)
         self.assertIn("met at 0 of 1 points", text)
         self.assertNotIn("| 8 | 8 |", text)
 

@@ -79,6 +79,13 @@ class StretchVerdict(unittest.TestCase):
         self.assertIn("1.25x (p=12, n/p=16)", row)
         self.assertTrue(row.rstrip().endswith("| not met |"), row)
         self.assertIn("met at 1 of 2 points", text)
+        # The same p's other pairings beside it: JQuick on q (5e-5 / 2e-5) and hypercube
+        # quicksort on p itself (5e-5 / 6e-5), which the summary counts apart.
+        self.assertIn("against hypercube quicksort on p itself (folding p - q PEs in): met at 1 of 1, 0.83x", row)
+        table_row = next(line for line in text.splitlines() if line.startswith("| 12 | 16 |"))
+        self.assertTrue(table_row.rstrip().endswith("| not met | 2.50x | 0.83x |"), table_row)
+        power_of_two_row = next(line for line in text.splitlines() if line.startswith("| 2^3 | 16 |"))
+        self.assertTrue(power_of_two_row.rstrip().endswith("| met (<= 1.0) |  |  |"), power_of_two_row)
 
 
 class RoundsAndFilters(unittest.TestCase):
