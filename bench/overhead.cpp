@@ -8,6 +8,9 @@
 //   bcast        blocking broadcast of --bytes from rank 0 (np >= 2)
 //   scan         blocking inclusive sum scan of --bytes / 8 doubles (np >= 2)
 //   allreduce    blocking sum allreduce of --bytes / 8 doubles (np >= 2)
+//   reduce       blocking sum reduce of --bytes / 8 doubles to rank 0 (np >= 2)
+//   gather       blocking gather of --bytes / 8 doubles per rank to rank 0 (np >= 2)
+//   allgather    blocking allgather of --bytes / 8 doubles per rank (np >= 2)
 //   jquick       jquick::sort of --bytes / 8 uniform doubles per rank on RBC, the copy of the input
 //                included (np >= 2; no MPI twin)
 //   hypercube    hypercube::sort_rbc of the same input (np >= 2): the baseline's local work, for
@@ -128,6 +131,45 @@ COUNTED void mpi_allreduce(int iterations, std::vector<double>& in, std::vector<
 }
 
 template <bool Counted>
+COUNTED void rbc_reduce(int iterations, std::vector<double>& in, std::vector<double>& out, const rbc::RangeComm& comm) {
+  for (int i = 0; i < iterations; ++i) {
+    rbc::reduce(in.data(), out.data(), static_cast<int>(in.size()), MPI_DOUBLE, MPI_SUM, 0, comm);
+  }
+}
+
+template <bool Counted>
+COUNTED void mpi_reduce(int iterations, std::vector<double>& in, std::vector<double>& out, MPI_Comm comm) {
+  for (int i = 0; i < iterations; ++i) {
+    MPI_Reduce(in.data(), out.data(), static_cast<int>(in.size()), MPI_DOUBLE, MPI_SUM, 0, comm);
+  }
+}
+
+template <bool Counted>
+COUNTED void rbc_gather(int iterations, std::vector<double>& in, std::vector<double>& out, const rbc::RangeComm& comm) {
+  const int n = static_cast<int>(in.size());
+  for (int i = 0; i < iterations; ++i) rbc::gather(in.data(), n, MPI_DOUBLE, out.data(), n, MPI_DOUBLE, 0, comm);
+}
+
+template <bool Counted>
+COUNTED void mpi_gather(int iterations, std::vector<double>& in, std::vector<double>& out, MPI_Comm comm) {
+  const int n = static_cast<int>(in.size());
+  for (int i = 0; i < iterations; ++i) MPI_Gather(in.data(), n, MPI_DOUBLE, out.data(), n, MPI_DOUBLE, 0, comm);
+}
+
+template <bool Counted>
+COUNTED void rbc_allgather(int iterations, std::vector<double>& in, std::vector<double>& out,
+                           const rbc::RangeComm& comm) {
+  const int n = static_cast<int>(in.size());
+  for (int i = 0; i < iterations; ++i) rbc::allgather(in.data(), n, MPI_DOUBLE, out.data(), n, MPI_DOUBLE, comm);
+}
+
+template <bool Counted>
+COUNTED void mpi_allgather(int iterations, std::vector<double>& in, std::vector<double>& out, MPI_Comm comm) {
+  const int n = static_cast<int>(in.size());
+  for (int i = 0; i < iterations; ++i) MPI_Allgather(in.data(), n, MPI_DOUBLE, out.data(), n, MPI_DOUBLE, comm);
+}
+
+template <bool Counted>
 COUNTED void rbc_jquick(int iterations, const std::vector<double>& input, const rbc::RangeComm& comm) {
   for (int i = 0; i < iterations; ++i) {
     std::vector<double> data = input;
@@ -167,18 +209,37 @@ void run(const std::string& name, int bytes, int iterations) {
     mpi_bcast<false>(10, out, MPI_COMM_WORLD);
     rbc_bcast<true>(iterations, out, world);
     mpi_bcast<true>(iterations, out, MPI_COMM_WORLD);
-  } else if (name == "scan" || name == "allreduce") {
+  } else if (name == "scan" || name == "allreduce" || name == "reduce") {
     std::vector<double> values(static_cast<std::size_t>(std::max(bytes / 8, 1)), 1.0), results(values.size());
     if (name == "scan") {
       rbc_scan<false>(10, values, results, world);
       mpi_scan<false>(10, values, results, MPI_COMM_WORLD);
       rbc_scan<true>(iterations, values, results, world);
       mpi_scan<true>(iterations, values, results, MPI_COMM_WORLD);
+    } else if (name == "reduce") {
+      rbc_reduce<false>(10, values, results, world);
+      mpi_reduce<false>(10, values, results, MPI_COMM_WORLD);
+      rbc_reduce<true>(iterations, values, results, world);
+      mpi_reduce<true>(iterations, values, results, MPI_COMM_WORLD);
     } else {
       rbc_allreduce<false>(10, values, results, world);
       mpi_allreduce<false>(10, values, results, MPI_COMM_WORLD);
       rbc_allreduce<true>(iterations, values, results, world);
       mpi_allreduce<true>(iterations, values, results, MPI_COMM_WORLD);
+    }
+  } else if (name == "gather" || name == "allgather") {
+    std::vector<double> values(static_cast<std::size_t>(std::max(bytes / 8, 1)), 1.0);
+    std::vector<double> gathered(values.size() * static_cast<std::size_t>(world.size()));
+    if (name == "gather") {
+      rbc_gather<false>(10, values, gathered, world);
+      mpi_gather<false>(10, values, gathered, MPI_COMM_WORLD);
+      rbc_gather<true>(iterations, values, gathered, world);
+      mpi_gather<true>(iterations, values, gathered, MPI_COMM_WORLD);
+    } else {
+      rbc_allgather<false>(10, values, gathered, world);
+      mpi_allgather<false>(10, values, gathered, MPI_COMM_WORLD);
+      rbc_allgather<true>(iterations, values, gathered, world);
+      mpi_allgather<true>(iterations, values, gathered, MPI_COMM_WORLD);
     }
   } else if (name == "jquick" || name == "hypercube") {
     inputs::Params params;
@@ -194,7 +255,7 @@ void run(const std::string& name, int bytes, int iterations) {
       rbc_hypercube<true>(iterations, input, world);
     }
   } else {
-    throw std::runtime_error("unknown case '" + name + "' (send_recv, isend_irecv, bcast, scan, allreduce, jquick, hypercube)");
+    throw std::runtime_error("unknown case '" + name + "' (send_recv, isend_irecv, bcast, scan, allreduce, reduce, gather, allgather, jquick, hypercube)");
   }
 }
 

@@ -13,6 +13,7 @@
 #include "checks.hpp"
 #include "collective.hpp"
 #include "cost/charge.hpp"
+#include "inline_vector.hpp"
 #include "rbc/error.hpp"
 #include "tree.hpp"
 
@@ -23,6 +24,7 @@ namespace {
 using detail::Bcast;
 using detail::BinomialTree;
 using detail::Collective;
+using detail::InlineVector;
 using detail::TypeInfo;
 using detail::TypedBuffer;
 
@@ -1000,13 +1002,14 @@ class Gather final : public Collective {
         tree_(comm.size(), root, comm.rank()),
         in_place_(sendbuf == MPI_IN_PLACE) {
     const int me = comm.rank();
+    const int p = comm.size();
     const bool receives = to_all || me == root;
     own_count_ = in_place_ ? slots_.count(me) : sendcount;
     own_bytes_ = static_cast<std::int64_t>(own_count_) * send_.size;
     if (receives) check_own_part(call, me, own_bytes_, static_cast<std::int64_t>(slots_.count(me)) * recv_.size);
     if (layout_ != Layout::kRootCounts) {
-      offsets_.resize(static_cast<std::size_t>(comm.size()) + 1, 0);
-      for (int j = 0; j < comm.size(); ++j) {
+      offsets_.assign(static_cast<std::size_t>(p) + 1, 0);
+      for (int j = 0; j < p; ++j) {
         const std::int64_t bytes =
             layout_ == Layout::kEqual ? own_bytes_
                                       : static_cast<std::int64_t>(slots_.count(tree_.absolute(j))) * recv_.size;
@@ -1014,7 +1017,7 @@ class Gather final : public Collective {
       }
     }
     own_ = in_place_ ? slots_.at_rank(recvbuf, me) : sendbuf;
-    direct_ = receives && assembles_in_place();
+    direct_ = receives && assembles_in_place(p);
     sends_along_tree();
   }
 
@@ -1029,9 +1032,9 @@ class Gather final : public Collective {
 
   // Whether the receive buffer has exactly the layout of the assembled block (rank order, no
   // gaps), so that the block can be assembled there and nothing needs unpacking.
-  bool assembles_in_place() const {
+  bool assembles_in_place(int p) const {
     if (layout_ == Layout::kRootCounts || tree_.absolute(0) != 0 || !recv_.contiguous()) return false;
-    for (int j = 0; j < comm().size(); ++j) {
+    for (int j = 0; j < p; ++j) {
       if (slots_.displ(j) * recv_.size != offsets_[j]) return false;
     }
     return true;
@@ -1042,7 +1045,7 @@ class Gather final : public Collective {
     switch (state_++) {
       case 0:
         if (layout_ == Layout::kRootCounts) {
-          child_bytes_.resize(children.size());
+          child_bytes_.assign(children.size(), 0);
           for (std::size_t i = 0; i < children.size(); ++i) {
             receive(&child_bytes_[i], 1, MPI_INT64_T, tree_.absolute(children[i]), detail::kCount);
           }
@@ -1131,8 +1134,9 @@ class Gather final : public Collective {
   std::int64_t own_bytes_ = 0;
   std::int64_t subtree_bytes_ = 0;
   std::int64_t block_bytes_ = 0;
-  std::vector<std::int64_t> offsets_;
-  std::vector<std::int64_t> child_bytes_;
+  // Inline up to 16 ranks (and children: a binomial tree over 2^16 ranks has 16).
+  InlineVector<std::int64_t, 17> offsets_;
+  InlineVector<std::int64_t, 16> child_bytes_;
   TypedBuffer storage_;
   char* block_ = nullptr;
 };
@@ -1160,7 +1164,7 @@ class AllgatherDoubling final : public Collective {
     const int own_count = in_place ? slots_.count(me) : sendcount;
     check_own_part(call, me, static_cast<std::int64_t>(own_count) * send.size,
                    static_cast<std::int64_t>(slots_.count(me)) * recv_.size);
-    offsets_.resize(static_cast<std::size_t>(p) + 1, 0);
+    offsets_.assign(static_cast<std::size_t>(p) + 1, 0);
     bool direct = recv_.contiguous();
     for (int j = 0; j < p; ++j) {
       offsets_[j + 1] = offsets_[j] + static_cast<std::int64_t>(slots_.count(j)) * recv_.size;
@@ -1323,7 +1327,7 @@ class AllgatherDoubling final : public Collective {
   TypeInfo recv_;
   Slots slots_;
   bool direct_ = false;
-  std::vector<std::int64_t> offsets_;
+  InlineVector<std::int64_t, 17> offsets_;  // inline up to 16 ranks
   TypedBuffer storage_;
   char* block_ = nullptr;
   const void* own_ = nullptr;  // this rank's part until it is copied into the block
