@@ -588,8 +588,7 @@ def section_collectives(d, plot, draw):
                     want = dict(variant=op, n=n, p=p, **at)
                     rbc = d.median(implementation="rbc", **want)
                     mpi = d.median(implementation="mpi", **want)
-                    r = d.ratio(dict(implementation="rbc", **want), dict(implementation="mpi", **want)) \
-                        if rbc is not None and mpi is not None else None
+                    r = d.ratio(dict(implementation="rbc", **want), dict(implementation="mpi", **want))
                     verdict = ""
                     if r is not None:
                         total += 1
@@ -717,18 +716,14 @@ def jquick_vs_hypercube(d):
         for n in d.values("n_per_pe", benchmark="sort", implementation="jquick_rbc", variant="uniform", p=p):
             jw = dict(benchmark="sort", implementation="jquick_rbc", variant="uniform", p=p, n_per_pe=n)
             hw = dict(benchmark="sort", implementation="hypercube_rbc", variant="uniform", p=q, n_per_pe=n)
-            j, h = d.median(**jw), d.median(**hw)
-            r = d.ratio(jw, hw) if j is not None and h is not None else None
+            r = d.ratio(jw, hw)  # None where either side was not measured
             if r is None:
                 continue
             over = any((x.get("platform_params") or {}).get("oversubscribed")
                        for x in d.select(benchmark="sort", implementation="jquick_rbc", variant="uniform", p=p, n_per_pe=n))
-            vs_jquick_q = vs_hypercube_p = None
-            if q != p:
-                if d.median(**dict(jw, p=q)) is not None:
-                    vs_jquick_q = d.ratio(jw, dict(jw, p=q))
-                if d.median(**dict(hw, p=p)) is not None:
-                    vs_hypercube_p = d.ratio(jw, dict(hw, p=p))
+            vs_jquick_q = d.ratio(jw, dict(jw, p=q)) if q != p else None
+            vs_hypercube_p = d.ratio(jw, dict(hw, p=p)) if q != p else None
+            j, h = d.median(**jw), d.median(**hw)
             rows.append((p, n, j, q, h, r, over, vs_jquick_q, vs_hypercube_p))
     return rows
 
