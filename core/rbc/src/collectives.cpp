@@ -73,12 +73,13 @@ ScanAlgorithm scan_algorithm(MPI_Datatype type, int count, int p) {
   return ScanAlgorithm::tree;
 }
 
-// Allreduce of long vectors by halving and doubling (AllreduceHalving), once every participant
-// gets at least one element. Where whole vectors by recursive doubling (fewer rounds) stop
-// paying: on two ranks from 32 KiB (Open MPI on two cores: at 32 KiB halving took 0.8x the
-// doubling's time, at 8 KiB 1.1x); on up to 16 ranks, one node of the modelled machines, from
-// 128 KiB (the simulated crossover at 4 and 16 ranks); on more, above the eager size, since the
-// doubling's distant rounds send whole vectors over links that many ranks share.
+// Allreduce of long vectors by halving (ReduceHalving), once every participant gets at least
+// one element. Where whole vectors by recursive doubling (fewer rounds) stop paying: on two
+// ranks from 32 KiB (Open MPI on two cores: at 32 KiB halving took 0.8x the doubling's time, at
+// 8 KiB 1.1x); on 8 to 16 ranks from 8 KiB and on 3 to 7 from 128 KiB (Open MPI 4.1.6 on a
+// 16-core node, docs/results/node-16c-ab: at 16 ranks, 8-64 KiB, halving took 0.73-0.87x the
+// doubling's time; at 4 ranks it was 1.05-1.15x below 128 KiB); on more, above the eager size,
+// since the doubling's distant rounds send whole vectors over links that many ranks share.
 int pow2_floor(int p) {
   int q = 1;
   while (q * 2 <= p) q *= 2;
@@ -88,6 +89,18 @@ bool halving(MPI_Datatype type, int count, int p) {
   const long long bytes = static_cast<long long>(TypeInfo(type).size) * count;
   if (p < 2 || count < pow2_floor(p)) return false;
   if (p == 2) return bytes >= (32 << 10);
+  if (p <= 16) return bytes >= (p >= 8 ? 8 << 10 : 128 << 10);
+  return bytes > detail::kEagerBytes;
+}
+
+// Reduce (to a root) by halving and a gather of the pieces, rather than the binomial tree, on
+// 4 ranks or more from 128 KiB (above the eager size beyond one 16-rank node): on the 16-core
+// node, 512 KiB to 8 MiB on 4-16 ranks took 0.5-0.8x the tree's time; below 128 KiB the tree
+// was as fast or faster. On two ranks the tree's single message wins (Open MPI on two cores:
+// halving took 1.2-1.7x from 32 KiB to 8 MiB).
+bool reduce_halving(MPI_Datatype type, int count, int p) {
+  const long long bytes = static_cast<long long>(TypeInfo(type).size) * count;
+  if (p < 4 || count < pow2_floor(p)) return false;
   if (p <= 16) return bytes >= (128 << 10);
   return bytes > detail::kEagerBytes;
 }
@@ -249,7 +262,8 @@ class Butterfly {
   // q: how many ranks take part in the exchange rounds.
   int participants() const { return q_; }
   // Hands its input to rank + 1 and waits for the result.
-  bool folded_in() const { return rank_ < 2 * rem_ && rank_ % 2 == 0; }
+  bool folded_in() const { return folded_in(rank_); }
+  bool folded_in(int rank) const { return rank < 2 * rem_ && rank % 2 == 0; }
   // Takes rank - 1's input first and hands it the result at the end.
   bool folds() const { return rank_ < 2 * rem_ && rank_ % 2 == 1; }
   // The partner of the next exchange round, or -1 once all are done.
@@ -271,7 +285,8 @@ class Butterfly {
   // The bit of the round next_partner last returned.
   int bit() const { return bit_; }
   // This rank's place among the q participants.
-  int virtual_rank() const { return rank_ < 2 * rem_ ? rank_ / 2 : rank_ - rem_; }
+  int virtual_rank() const { return virtual_rank(rank_); }
+  int virtual_rank(int rank) const { return rank < 2 * rem_ ? rank / 2 : rank - rem_; }
   // The ranks that participant v stands for: [first(v), first(v + 1)).
   int first(int v) const { return v < rem_ ? 2 * v : v + rem_; }
 
@@ -362,31 +377,48 @@ class AllreduceDoubling final : public Collective {
   int partner_ = -1;
 };
 
-// Rabenseifner's allreduce on the butterfly's q = 2^k participants: a reduce-scatter by
-// recursive halving, then an allgather by recursive doubling, so each rank sends and receives
-// about 2 m (q-1)/q elements instead of the tree's 2 m log2 p. The vector is cut into q blocks.
-// Halving pairs the nearest partners first (distance 1, 2, ..., q/2), so the largest messages
-// stay between neighbouring ranks (in a block placement, on one node) and only small pieces
-// cross to distant ranks; the allgather runs the distances in reverse. After each halving round
-// a rank's partial result covers an aligned run of participants, so combining in rank order
-// keeps non-commutative operations right.
-class AllreduceHalving final : public Collective {
+// Rabenseifner's reduction on the butterfly's q = 2^k participants: a reduce-scatter by
+// recursive halving, then the halving rounds in reverse, so each rank sends and receives about
+// 2 m (q-1)/q elements instead of the tree's m log2 p (and combines m (q-1)/q instead of up to
+// m log2 p at the root). The vector is cut into q blocks. Halving pairs the nearest partners
+// first (distance 1, 2, ..., q/2), so the largest messages stay between neighbouring ranks (in
+// a block placement, on one node) and only small pieces cross to distant ranks. After each
+// halving round a rank's partial result covers an aligned run of participants, so combining in
+// rank order keeps non-commutative operations right.
+// Allreduce (root -1): the reverse rounds are an allgather by recursive doubling. Reduce: they
+// are a binomial gather towards the participant that stands for the root; in each round the
+// rank on the far side of the round's bit sends its segment and is done.
+class ReduceHalving final : public Collective {
  public:
-  AllreduceHalving(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
-                   const RangeComm& comm)
-      : Collective(comm, detail::Kind::allreduce, -1, count),
+  ReduceHalving(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
+                const RangeComm& comm)
+      : Collective(comm, root < 0 ? detail::Kind::allreduce : detail::Kind::reduce, root, count),
+        input_(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf),
         recvbuf_(recvbuf),
         count_(count),
         info_(type),
         op_(op),
+        root_(root),
         commutative_(commutative(op)) {
-    const void* input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-    if (input != recvbuf) detail::copy_elements(input, recvbuf, count, info_);
     hi_ = fly_.participants();
+    if (fly_.folded_in()) return;
+    if (root_ < 0 || me() == root_) {
+      work_ = recvbuf;
+    } else {
+      own_ = TypedBuffer(scratch(), info_, count);
+      work_ = own_.get();
+    }
+    if (input_ != work_) detail::copy_elements(input_, work_, count, info_);
     // The first round's kept half is the largest piece that arrives (blocks differ by at most
     // one element); a folding rank first takes its partner's whole input.
     const int largest = fly_.folds() ? count : std::max(first(hi_ / 2), count - first(hi_ / 2));
-    if (!fly_.folded_in()) spare_ = TypedBuffer(scratch(), info_, largest);
+    spare_ = TypedBuffer(scratch(), info_, largest);
+    if (root_ >= 0) {
+      // The participant that ends with the result: the root, or the rank a folded-in root
+      // handed its input to.
+      const int holder = fly_.folded_in(root_) ? root_ + 1 : root_;
+      holder_ = fly_.virtual_rank(holder);
+    }
   }
 
  private:
@@ -399,7 +431,7 @@ class AllreduceHalving final : public Collective {
   int first(int b) const {
     return static_cast<int>(static_cast<std::int64_t>(b) * count_ / fly_.participants());
   }
-  char* element(int index) const { return at(recvbuf_, index, info_.extent); }
+  char* element(int index) const { return at(work_, index, info_.extent); }
   int elements(int lo, int hi) const { return first(hi) - first(lo); }
 
   // This rank's blocks [lo_, hi_) = (partner's part, own part) in rank order.
@@ -416,7 +448,8 @@ class AllreduceHalving final : public Collective {
 
   void step() override {
     if (state_ == kFoldedIn) {
-      // The input went out from the receive buffer, so the result comes in only after that send.
+      // The input may have gone out from the receive buffer (in place), so the result comes
+      // in only after that send.
       receive(recvbuf_, count_, info_.type, me() + 1, detail::kDown);
       finish();
       return;
@@ -424,8 +457,12 @@ class AllreduceHalving final : public Collective {
     if (state_ == 0) {
       state_ = kHalve;
       if (fly_.folded_in()) {
-        send(recvbuf_, count_, info_.type, me() + 1, detail::kUp);
-        state_ = kFoldedIn;
+        send(input_, count_, info_.type, me() + 1, detail::kUp);
+        if (root_ < 0 || me() == root_) {
+          state_ = kFoldedIn;
+        } else {
+          finish();
+        }
         return;
       }
       if (fly_.folds()) {
@@ -457,26 +494,41 @@ class AllreduceHalving final : public Collective {
       const int partner = partners_[--rounds_];
       const int width = hi_ - lo_;
       const int other_lo = me() < partner ? hi_ : lo_ - width;
-      exchange(element(first(lo_)), elements(lo_, hi_), info_, element(first(other_lo)),
-               elements(other_lo, other_lo + width), info_, partner, detail::kCount);
+      if (root_ < 0) {
+        exchange(element(first(lo_)), elements(lo_, hi_), info_, element(first(other_lo)),
+                 elements(other_lo, other_lo + width), info_, partner, detail::kCount);
+      } else {
+        const int bit = fly_.virtual_rank() ^ fly_.virtual_rank(partner);
+        if ((fly_.virtual_rank() & bit) != (holder_ & bit)) {
+          send(element(first(lo_)), elements(lo_, hi_), info_.type, partner, detail::kCount);
+          finish();
+          return;
+        }
+        receive(element(first(other_lo)), elements(other_lo, other_lo + width), info_.type, partner, detail::kCount);
+      }
       lo_ = std::min(lo_, other_lo);
       hi_ = lo_ + 2 * width;
       return;
     }
-    if (fly_.folds()) send(recvbuf_, count_, info_.type, me() - 1, detail::kDown);
+    if (fly_.folds() && (root_ < 0 || me() - 1 == root_)) send(work_, count_, info_.type, me() - 1, detail::kDown);
     finish();
   }
 
+  const void* input_;
   void* recvbuf_;
   int count_;
   TypeInfo info_;
   MPI_Op op_;
+  int root_;  // -1: allreduce
   bool commutative_;
   Butterfly fly_{comm().size(), comm().rank()};
-  TypedBuffer spare_;  // where the partner's half (or a folded-in rank's input) arrives
+  TypedBuffer own_;      // a reduce's working copy on a rank other than the root
+  void* work_ = nullptr;  // where this rank's segment is combined: the receive buffer or own_
+  TypedBuffer spare_;    // where the partner's half (or a folded-in rank's input) arrives
+  int holder_ = -1;      // reduce: the participant that ends with the result
   int partner_ = -1;
   int lo_ = 0, hi_ = 0;  // this rank's segment, in blocks
-  int partners_[32] = {};  // the halving rounds' partners, for the allgather
+  int partners_[32] = {};  // the halving rounds' partners, for the reverse rounds
   int rounds_ = 0;
 };
 
@@ -1608,6 +1660,9 @@ Request reduce_call(Launch launch, const void* sendbuf, void* recvbuf, int count
                     int root, const RangeComm& comm) {
   check_reduction("reduce", count, type, op);
   detail::check_rank("reduce", "root", root, comm);
+  if (reduce_halving(type, count, comm.size())) {
+    return start<ReduceHalving>(launch, comm, sendbuf, recvbuf, count, type, op, root, comm);
+  }
   return start<Reduce>(launch, comm, sendbuf, recvbuf, count, type, op, root, false, comm);
 }
 }  // namespace
@@ -1628,7 +1683,7 @@ Request allreduce_call(Launch launch, const void* sendbuf, void* recvbuf, int co
   check_reduction("allreduce", count, type, op);
   switch (allreduce_algorithm(type, count, comm.size())) {
     case AllreduceAlgorithm::halving:
-      return start<AllreduceHalving>(launch, comm, sendbuf, recvbuf, count, type, op, comm);
+      return start<ReduceHalving>(launch, comm, sendbuf, recvbuf, count, type, op, -1, comm);
     case AllreduceAlgorithm::doubling:
       return start<AllreduceDoubling>(launch, comm, sendbuf, recvbuf, count, type, op, comm);
     case AllreduceAlgorithm::tree:
@@ -1889,6 +1944,7 @@ std::string algorithm(const std::string& collective, int count, MPI_Datatype typ
   }
   if (collective == "allgatherm") return "recursive doubling, merging";
   if (collective == "barrier") return "recursive doubling";
+  if (collective == "reduce" && reduce_halving(type, count, p)) return "recursive halving + binomial gather (Rabenseifner)";
   if (collective == "bcast" || collective == "reduce" || collective == "gather" || collective == "gatherv" ||
       collective == "gatherm") {
     return "binomial tree";

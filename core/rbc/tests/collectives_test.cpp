@@ -268,7 +268,7 @@ class Runner {
   std::vector<Block> blocks_for(std::size_t layout_index) const {
     const int rotating = 1 + static_cast<int>(layout_index % 3);
     // About large_ * 4 bytes per rank: above SMPI's 64 KiB eager limit, Open MPI's 4 KiB and the
-    // 128 KiB from which RBC's allreduce halves on up to 16 ranks.
+    // 128 KiB from which RBC's reduce halves on 4-16 ranks (its allreduce on 3-7).
     const int large = rotating == 1 ? large_ / 2 : large_ / 4;
     if (huge_) return {{0, 0, 2}, {0, 1, root_limit_}, {2, 1, 2}, {3, 1, 2}, {rotating, large, 1}};
     return {{0, 0, 2}, {2, 0, 2}, {0, 1, root_limit_}, {1, 1, 2},
@@ -370,6 +370,12 @@ class Runner {
         finish(gather(lc, t, gather_count(count, s, false), root, nonblocking, seed(), true));
         if (t.sortable)
           finish(gatherm(lc, t, gather_count(count, s, false), root, nonblocking, seed()));
+      }
+      // Long reductions cut the vector into blocks and gather them towards the root's
+      // participant; a root folded into its neighbour (p not a power of two) or next to one
+      // takes another path, so the longest int block tries every root.
+      if (count >= large_ && s <= 17) {
+        for (int root = 0; root < s; ++root) finish(reduce(lc, t, count, root, nonblocking, seed()));
       }
       if (nonblocking) complete(t, started, salt);
       if (mode == Mode::kMixed && lc.rank() % 2 == 1) {
@@ -783,9 +789,16 @@ int main(int argc, char** argv) {
     check.equal(rbc::algorithm("allreduce", 512, MPI_DOUBLE, 64), std::string("recursive doubling"), "4 KiB");
     check.equal(rbc::algorithm("allreduce", 513, MPI_DOUBLE, 64),
                 std::string("recursive halving + doubling (Rabenseifner)"), "above 4 KiB, 64 ranks");
-    check.equal(rbc::algorithm("allreduce", 16383, MPI_DOUBLE, 16), std::string("recursive doubling"), "16 ranks");
-    check.equal(rbc::algorithm("allreduce", 16384, MPI_DOUBLE, 16),
-                std::string("recursive halving + doubling (Rabenseifner)"), "128 KiB, 16 ranks");
+    check.equal(rbc::algorithm("allreduce", 1023, MPI_DOUBLE, 16), std::string("recursive doubling"), "16 ranks");
+    check.equal(rbc::algorithm("allreduce", 1024, MPI_DOUBLE, 16),
+                std::string("recursive halving + doubling (Rabenseifner)"), "8 KiB, 16 ranks");
+    check.equal(rbc::algorithm("allreduce", 16383, MPI_DOUBLE, 4), std::string("recursive doubling"), "4 ranks");
+    check.equal(rbc::algorithm("allreduce", 16384, MPI_DOUBLE, 4),
+                std::string("recursive halving + doubling (Rabenseifner)"), "128 KiB, 4 ranks");
+    check.equal(rbc::algorithm("reduce", 16383, MPI_DOUBLE, 16), std::string("binomial tree"), "reduce, 16 ranks");
+    check.equal(rbc::algorithm("reduce", 16384, MPI_DOUBLE, 16),
+                std::string("recursive halving + binomial gather (Rabenseifner)"), "reduce, 128 KiB, 16 ranks");
+    check.equal(rbc::algorithm("reduce", 1 << 20, MPI_DOUBLE, 2), std::string("binomial tree"), "reduce, 2 ranks");
     check.equal(rbc::algorithm("allreduce", 4096, MPI_DOUBLE, 2),
                 std::string("recursive halving + doubling (Rabenseifner)"), "32 KiB, 2 ranks");
     check.equal(rbc::algorithm("allreduce", 100, MPI_DOUBLE, 1), std::string("recursive doubling"), "1 rank");
