@@ -112,6 +112,108 @@ AllreduceAlgorithm allreduce_algorithm(MPI_Datatype type, int count, int p) {
   return AllreduceAlgorithm::tree;
 }
 
+// Broadcast of long vectors (van de Geijn): the root scatters the vector's p blocks down the
+// binomial tree (each member gets its subtree's blocks in one message), then the members
+// allgather the blocks: by recursive doubling when p is a power of two, around a ring
+// otherwise. Each member receives about 2 m instead of m, but the root sends about 2 m instead
+// of the tree's m log2 p, and every level of the tree forwards less. Blocks stay where they
+// belong in the buffer, so nothing is copied.
+bool scatter_bcast(MPI_Datatype type, int count, int p) {
+  return p >= 4 && count >= p && static_cast<long long>(TypeInfo(type).size) * count >= (1LL << 20);
+}
+
+class BcastScatter final : public Collective {
+ public:
+  BcastScatter(void* buf, int count, MPI_Datatype type, int root, const RangeComm& comm)
+      : Collective(comm, detail::Kind::bcast, root, count),
+        buf_(buf),
+        count_(count),
+        info_(type),
+        tree_(comm.size(), root, comm.rank()) {
+    p_ = comm.size();
+    power_of_two_ = (p_ & (p_ - 1)) == 0;
+  }
+
+ private:
+  static constexpr int kScatter = 0;
+  static constexpr int kAllgather = 1;
+
+  // The first element of block b (relative rank b's).
+  int first(int b) const { return static_cast<int>(static_cast<std::int64_t>(b) * count_ / p_); }
+  char* block(int b) const { return at(buf_, first(b), info_.extent); }
+  int elements(int lo, int hi) const { return first(hi) - first(lo); }
+  int v() const { return tree_.relative(); }
+  // Member w holds the blocks of [w, held_end(w)) after the scatter: its subtree's.
+  int held_end(int w) const { return tree_.subtree_end(w); }
+
+  void step() override {
+    if (state_ == kScatter) {
+      state_ = kAllgather;
+      if (!tree_.is_root()) {
+        receive(block(v()), elements(v(), held_end(v())), info_.type, tree_.absolute(tree_.parent()), detail::kDown);
+      }
+      scattered_ = false;
+      return;
+    }
+    if (!scattered_) {
+      scattered_ = true;
+      const auto& children = tree_.children();
+      for (auto c = children.rbegin(); c != children.rend(); ++c) {
+        send(block(*c), elements(*c, held_end(*c)), info_.type, tree_.absolute(*c), detail::kDown);
+      }
+      if (!children.empty()) return;
+    }
+    if (power_of_two_ ? doubling_round() : ring_round()) return;
+    finish();
+  }
+
+  // Round `bit_`: the member holds the aligned group of `bit_` blocks around its own and swaps
+  // it for its partner's, where the partner lacks it (the scatter gave a member its subtree's).
+  bool doubling_round() {
+    if (bit_ >= p_) return false;
+    const int bit = bit_;
+    bit_ <<= 1;
+    const int partner = v() ^ bit;
+    const int mine = v() & ~(bit - 1), theirs = partner & ~(bit - 1);
+    const bool i_lack = !(v() <= theirs && theirs + bit <= held_end(v()));
+    const bool they_lack = !(partner <= mine && mine + bit <= held_end(partner));
+    const int peer = tree_.absolute(partner);
+    if (i_lack && they_lack) {
+      exchange(block(mine), elements(mine, mine + bit), info_, block(theirs), elements(theirs, theirs + bit), info_,
+               peer, detail::kForward);
+    } else if (they_lack) {
+      send(block(mine), elements(mine, mine + bit), info_.type, peer, detail::kForward);
+    } else if (i_lack) {
+      receive(block(theirs), elements(theirs, theirs + bit), info_.type, peer, detail::kForward);
+    }
+    return true;
+  }
+
+  // Step s of p - 1: pass block v - s on to the right, take block v - s - 1 from the left, each
+  // only where the receiving side does not hold it yet (the root's buffer is never written).
+  bool ring_round() {
+    if (ring_step_ >= p_ - 1) return false;
+    const int s = ring_step_++;
+    const int right = (v() + 1) % p_, left = (v() + p_ - 1) % p_;
+    const int out = ((v() - s) % p_ + p_) % p_, in = ((v() - s - 1) % p_ + p_) % p_;
+    if (!holds(right, out)) send(block(out), elements(out, out + 1), info_.type, tree_.absolute(right), detail::kForward);
+    if (!holds(v(), in)) receive(block(in), elements(in, in + 1), info_.type, tree_.absolute(left), detail::kForward);
+    return true;
+  }
+  // Whether the scatter gave member w block b.
+  bool holds(int w, int b) const { return w <= b && b < held_end(w); }
+
+  void* buf_;
+  int count_;
+  TypeInfo info_;
+  BinomialTree tree_;
+  int p_ = 1;
+  bool power_of_two_ = false;
+  bool scattered_ = false;
+  int bit_ = 1;
+  int ring_step_ = 0;
+};
+
 // Reduce (to a root) and allreduce (to everyone) on a binomial tree. Non-commutative operations
 // run on the tree rooted at rank 0, whose subtrees are rank-ordered blocks, and the result is
 // forwarded to the root; commutative ones use the tree rooted at the root directly and
@@ -1643,6 +1745,7 @@ Request bcast_call(Launch launch, void* buf, int count, MPI_Datatype type, int r
   detail::check_count("bcast", count);
   detail::check_type("bcast", type);
   detail::check_rank("bcast", "root", root, comm);
+  if (scatter_bcast(type, count, comm.size())) return start<BcastScatter>(launch, comm, buf, count, type, root, comm);
   return start<Bcast>(launch, comm, buf, count, type, root, comm);
 }
 }  // namespace
@@ -1944,6 +2047,9 @@ std::string algorithm(const std::string& collective, int count, MPI_Datatype typ
   }
   if (collective == "allgatherm") return "recursive doubling, merging";
   if (collective == "barrier") return "recursive doubling";
+  if (collective == "bcast" && scatter_bcast(type, count, p)) {
+    return std::string("binomial scatter + ") + ((p & (p - 1)) == 0 ? "recursive doubling" : "ring") + " allgather";
+  }
   if (collective == "reduce" && reduce_halving(type, count, p)) return "recursive halving + binomial gather (Rabenseifner)";
   if (collective == "bcast" || collective == "reduce" || collective == "gather" || collective == "gatherv" ||
       collective == "gatherm") {

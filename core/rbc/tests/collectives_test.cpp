@@ -377,6 +377,18 @@ class Runner {
       if (count >= large_ && s <= 17) {
         for (int root = 0; root < s; ++root) finish(reduce(lc, t, count, root, nonblocking, seed()));
       }
+      // From 1 MiB on 4 ranks or more a broadcast scatters blocks and allgathers them (around a
+      // ring when p is not a power of two): every root for int, one for the other long blocks.
+      if (count > 1 && count >= large_ / 4 && s >= 4 && s <= 17) {
+        int type_size = 0;
+        MPI_Type_size(t.type, &type_size);
+        const int scattered = (1 << 20) / type_size + 3;
+        if (count >= large_) {
+          for (int root = 0; root < s; ++root) finish(bcast(lc, t, scattered, root, nonblocking, seed()));
+        } else {
+          finish(bcast(lc, t, scattered, s - 1, nonblocking, seed()));
+        }
+      }
       if (nonblocking) complete(t, started, salt);
       if (mode == Mode::kMixed && lc.rank() % 2 == 1) {
         check_.check(!held.done(), "the held receive completed before its message was sent");
