@@ -117,9 +117,12 @@ AllreduceAlgorithm allreduce_algorithm(MPI_Datatype type, int count, int p) {
 // allgather the blocks: by recursive doubling when p is a power of two, around a ring
 // otherwise. Each member receives about 2 m instead of m, but the root sends about 2 m instead
 // of the tree's m log2 p, and every level of the tree forwards less. Blocks stay where they
-// belong in the buffer, so nothing is copied.
+// belong in the buffer, so nothing is copied. From 512 KiB on 8 ranks or more: on a 16-core
+// node (Open MPI 4.1.6, docs/results/node-16c-ab) at 8, 12 and 16 ranks its time relative to
+// Open MPI's fell from 0.57-0.64 (the tree) to 0.45-0.61 at 512 KiB and from 0.49-1.40 to
+// 0.41-1.07 from 1 MiB; at 4 ranks it gained nothing (0.65-0.85 against 0.67-0.82).
 bool scatter_bcast(MPI_Datatype type, int count, int p) {
-  return p >= 4 && count >= p && static_cast<long long>(TypeInfo(type).size) * count >= (1LL << 20);
+  return p >= 8 && count >= p && static_cast<long long>(TypeInfo(type).size) * count >= (1LL << 19);
 }
 
 class BcastScatter final : public Collective {
