@@ -47,4 +47,19 @@ both = [r for r in rows if r["real_s"] and r["simulated_s"]]
 assert len(both) >= 10, f"only {len(both)} points with a real and a simulated time"
 assert all("from " in r["real"] and "Open MPI" in r["real"] for r in rows), rows[0]["real"]
 PY
+# A machine that refuses to pin ranks (an mpirun that fails on --bind-to core): the targets still
+# run, unbound, and the records say so.
+printf '#!/bin/sh\nfor a in "$@"; do [ "$a" = core ] && { echo "binding refused" >&2; exit 1; }; done\nexec %s "$@"\n' \
+  "$(command -v mpirun)" >"$work/shim/mpirun"
+chmod +x "$work/shim/mpirun"
+PATH="$work/shim:$PATH" bench/node_check --programs "$work/bundle" --out "$work/unbound" --np 2 --rounds 1 \
+  --targets-only --budget 600 >/dev/null
+if grep -v ': exit 0, ' "$work/unbound/steps.txt"; then fail "a step failed without binding (above)"; fi
+grep -q 'binding refused' "$work/unbound/bind-check.txt" || fail "bind-check.txt without mpirun's refusal"
+python3 - "$work/unbound/sort.jsonl" <<'PY' || fail "unbound records"
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+assert recs and all(r["platform_params"]["bound"] is False for r in recs)
+assert all("--bind-to none" in r["platform_params"]["launcher"] for r in recs)
+PY
 echo "node_check_smoke: ok"

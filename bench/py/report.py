@@ -1052,6 +1052,9 @@ def generate(paths, out_dir, failures=None, snapshot=None, exclude=()):
     for (platform, library), group in real_mpi_groups(recs).items():
         data = Data(group)
         title = f"{library} on {platform}"
+        cores = {(r.get("platform_params") or {}).get("host_cores") for r in group}
+        if len(cores) == 1 and isinstance(next(iter(cores)), int):
+            title += f" ({next(iter(cores))} cores)"
         scaling = len({r["p"] for r in data.recs}) >= 3 and not any(
             (r.get("platform_params") or {}).get("oversubscribed") for r in data.recs)
         parts.append((title, data, (library, file_safe(f"{platform}_{library}_")), scaling))

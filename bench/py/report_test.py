@@ -127,5 +127,20 @@ class RoundsAndFilters(unittest.TestCase):
         self.assertNotIn("a platform, uncalibrated", text)
 
 
+class RealMachines(unittest.TestCase):
+    def test_real_runs_name_the_library_and_the_machine_cores(self):
+        def real(library, cores, impl, seconds):
+            r = sort_record("node", None, impl, 4, 16, seconds)
+            r.pop("calibration")
+            r.update(backend="mpi", mpi_library=library,
+                     platform_params={"name": "node", "host_cores": cores, "oversubscribed": False})
+            return r
+        recs = [real("Open MPI v4.1.6", 16, "jquick_rbc", 1.0), real("Open MPI v4.1.6", 16, "hypercube_rbc", 2.0),
+                real("Open MPI v4.1.4", 2, "jquick_rbc", 3.0), real("Open MPI v4.1.4", 2, "hypercube_rbc", 2.0)]
+        text = PlatformsApart.generate(self, recs)
+        self.assertIn("# Open MPI v4.1.6 on node (16 cores)\n", text)
+        self.assertIn("# Open MPI v4.1.4 on node (2 cores)\n", text)
+
+
 if __name__ == "__main__":
     unittest.main()
