@@ -94,15 +94,15 @@ bool halving(MPI_Datatype type, int count, int p) {
 }
 
 // Reduce (to a root) by halving and a gather of the pieces, rather than the binomial tree, on
-// 4 ranks or more from 128 KiB (above the eager size beyond one 16-rank node): on the 16-core
-// node, 512 KiB to 8 MiB on 4-16 ranks took 0.5-0.8x the tree's time; below 128 KiB the tree
-// was as fast or faster. On two ranks the tree's single message wins (Open MPI on two cores:
-// halving took 1.2-1.7x from 32 KiB to 8 MiB).
+// 4 to 16 ranks from 128 KiB, on more from 256 KiB: on the 16-core node, 512 KiB to 8 MiB on
+// 4-16 ranks took 0.5-0.8x the tree's time, and below 128 KiB the tree was as fast or faster;
+// simulated on 32-256 ranks (supermuc, juqueen) halving took 0.57-0.88x the tree's time from
+// 256 KiB, 0.9-1.15x at 128 KiB and up to 1.6x at 8 KiB. On two ranks the tree's single
+// message wins (Open MPI on two cores: halving took 1.2-1.7x from 32 KiB to 8 MiB).
 bool reduce_halving(MPI_Datatype type, int count, int p) {
   const long long bytes = static_cast<long long>(TypeInfo(type).size) * count;
   if (p < 4 || count < pow2_floor(p)) return false;
-  if (p <= 16) return bytes >= (128 << 10);
-  return bytes > detail::kEagerBytes;
+  return bytes >= (p <= 16 ? 128 << 10 : 256 << 10);
 }
 
 enum class AllreduceAlgorithm { halving, doubling, tree };
@@ -117,12 +117,15 @@ AllreduceAlgorithm allreduce_algorithm(MPI_Datatype type, int count, int p) {
 // allgather the blocks: by recursive doubling when p is a power of two, around a ring
 // otherwise. Each member receives about 2 m instead of m, but the root sends about 2 m instead
 // of the tree's m log2 p, and every level of the tree forwards less. Blocks stay where they
-// belong in the buffer, so nothing is copied. From 512 KiB on 8 ranks or more: on a 16-core
+// belong in the buffer, so nothing is copied. From 512 KiB on 8 to 16 ranks: on a 16-core
 // node (Open MPI 4.1.6, docs/results/node-16c-ab) at 8, 12 and 16 ranks its time relative to
 // Open MPI's fell from 0.57-0.64 (the tree) to 0.45-0.61 at 512 KiB and from 0.49-1.40 to
-// 0.41-1.07 from 1 MiB; at 4 ranks it gained nothing (0.65-0.85 against 0.67-0.82).
+// 0.41-1.07 from 1 MiB; at 4 ranks it gained nothing (0.65-0.85 against 0.67-0.82). Not
+// beyond one node of the modelled machines: there the allgather's far rounds send half the
+// vector from every rank of a node over the same link, where the tree sends it once (simulated
+// supermuc, 32 and 64 ranks, 1-8 MiB: 3.0-3.3x the tree's time).
 bool scatter_bcast(MPI_Datatype type, int count, int p) {
-  return p >= 8 && count >= p && static_cast<long long>(TypeInfo(type).size) * count >= (1LL << 19);
+  return p >= 8 && p <= 16 && count >= p && static_cast<long long>(TypeInfo(type).size) * count >= (1LL << 19);
 }
 
 class BcastScatter final : public Collective {

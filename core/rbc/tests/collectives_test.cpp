@@ -377,13 +377,18 @@ class Runner {
       if (count >= large_ && s <= 17) {
         for (int root = 0; root < s; ++root) finish(reduce(lc, t, count, root, nonblocking, seed()));
       }
-      // From 512 KiB on 8 ranks or more a broadcast scatters blocks and allgathers them (around
-      // a ring when p is not a power of two): every root for int up to 17 ranks, else one.
-      if (count > 1 && count >= large_ / 4 && s >= 8) {
+      // Beyond 16 ranks reductions halve from 256 KiB.
+      if (count >= large_ && s > 16) {
+        const int halved = (1 << 18) / t.extent + 3;
+        for (int root : {0, s / 2, s - 1}) finish(reduce(lc, t, halved, root, nonblocking, seed()));
+      }
+      // From 512 KiB on 8 to 16 ranks a broadcast scatters blocks and allgathers them (around
+      // a ring when p is not a power of two): every root for int, one for the other long blocks.
+      if (count > 1 && count >= large_ / 4 && s >= 8 && s <= 16) {
         int type_size = 0;
         MPI_Type_size(t.type, &type_size);
         const int scattered = (1 << 19) / type_size + 3;
-        if (count >= large_ && s <= 17) {
+        if (count >= large_) {
           for (int root = 0; root < s; ++root) finish(bcast(lc, t, scattered, root, nonblocking, seed()));
         } else {
           finish(bcast(lc, t, scattered, s - 1, nonblocking, seed()));
@@ -817,6 +822,10 @@ int main(int argc, char** argv) {
     check.equal(rbc::algorithm("bcast", 65536, MPI_DOUBLE, 12), std::string("binomial scatter + ring allgather"),
                 "bcast, 512 KiB, 12 ranks");
     check.equal(rbc::algorithm("bcast", 1 << 20, MPI_DOUBLE, 4), std::string("binomial tree"), "bcast, 4 ranks");
+    check.equal(rbc::algorithm("bcast", 1 << 20, MPI_DOUBLE, 32), std::string("binomial tree"), "bcast, 32 ranks");
+    check.equal(rbc::algorithm("reduce", 32767, MPI_DOUBLE, 32), std::string("binomial tree"), "reduce, 32 ranks");
+    check.equal(rbc::algorithm("reduce", 32768, MPI_DOUBLE, 32),
+                std::string("recursive halving + binomial gather (Rabenseifner)"), "reduce, 256 KiB, 32 ranks");
     check.equal(rbc::algorithm("allreduce", 4096, MPI_DOUBLE, 2),
                 std::string("recursive halving + doubling (Rabenseifner)"), "32 KiB, 2 ranks");
     check.equal(rbc::algorithm("allreduce", 100, MPI_DOUBLE, 1), std::string("recursive doubling"), "1 rank");
