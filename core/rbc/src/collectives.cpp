@@ -96,8 +96,8 @@ bool halving(MPI_Datatype type, int count, int p) {
 // Reduce (to a root) by halving and a gather of the pieces, rather than the binomial tree, on
 // 4 to 16 ranks from 128 KiB, on more from 256 KiB: on the 16-core node, 512 KiB to 8 MiB on
 // 4-16 ranks took 0.5-0.8x the tree's time, and below 128 KiB the tree was as fast or faster;
-// simulated on 32-256 ranks (supermuc, juqueen) halving took 0.57-0.88x the tree's time from
-// 256 KiB, 0.9-1.15x at 128 KiB and up to 1.6x at 8 KiB. On two ranks the tree's single
+// simulated on 32-256 ranks (supermuc, juqueen) halving took 0.56-0.85x the tree's time from
+// 256 KiB, 0.86-1.08x at 128 KiB and 1.07-1.54x at 8-32 KiB. On two ranks the tree's single
 // message wins (Open MPI on two cores: halving took 1.2-1.7x from 32 KiB to 8 MiB).
 bool reduce_halving(MPI_Datatype type, int count, int p) {
   const long long bytes = static_cast<long long>(TypeInfo(type).size) * count;
