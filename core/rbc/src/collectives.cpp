@@ -158,10 +158,10 @@ class BcastScatter final : public Collective {
       if (!tree_.is_root()) {
         receive(block(v()), elements(v(), held_end(v())), info_.type, tree_.absolute(tree_.parent()), detail::kDown);
       }
-      scattered_ = false;
       return;
     }
     if (!scattered_) {
+      // The subtree's blocks are in: hand each child its own subtree's, largest first.
       scattered_ = true;
       const auto& children = tree_.children();
       for (auto c = children.rbegin(); c != children.rend(); ++c) {
