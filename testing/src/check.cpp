@@ -1,7 +1,9 @@
 #include "testing/check.hpp"
 
+#include <chrono>
 #include <cstdlib>
 #include <exception>
+#include <thread>
 
 #ifdef JANUS_SMPI
 #include <simgrid/s4u/Engine.hpp>
@@ -44,6 +46,9 @@ void Checker::abort(const std::string& why) {
 #ifdef JANUS_SMPI
   std::_Exit(3);  // SMPI's MPI_Abort ends the simulation with exit code 0
 #else
+  // MPICH's launcher can tear down its output forwarding before it has passed on what this rank
+  // wrote just now (the abort's reason went missing in 3 of 40 runs): give it a moment first.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
   MPI_Abort(MPI_COMM_WORLD, 3);
   std::_Exit(3);
 #endif
