@@ -135,14 +135,14 @@ class BcastScatter final : public Collective {
         buf_(buf),
         count_(count),
         info_(type),
-        tree_(comm.size(), root, comm.rank()) {
-    p_ = comm.size();
-    power_of_two_ = (p_ & (p_ - 1)) == 0;
-  }
+        tree_(comm.size(), root, comm.rank()),
+        p_(comm.size()),
+        power_of_two_(pow2_floor(p_) == p_) {}
 
  private:
-  static constexpr int kScatter = 0;
-  static constexpr int kAllgather = 1;
+  static constexpr int kReceive = 0;   // this member's subtree's blocks, from the parent
+  static constexpr int kForward = 1;   // each child its own subtree's, largest first
+  static constexpr int kAllgather = 2;
 
   // The first element of block b (relative rank b's).
   int first(int b) const { return static_cast<int>(static_cast<std::int64_t>(b) * count_ / p_); }
@@ -153,16 +153,15 @@ class BcastScatter final : public Collective {
   int held_end(int w) const { return tree_.subtree_end(w); }
 
   void step() override {
-    if (state_ == kScatter) {
-      state_ = kAllgather;
+    if (state_ == kReceive) {
+      state_ = kForward;
       if (!tree_.is_root()) {
         receive(block(v()), elements(v(), held_end(v())), info_.type, tree_.absolute(tree_.parent()), detail::kDown);
       }
       return;
     }
-    if (!scattered_) {
-      // The subtree's blocks are in: hand each child its own subtree's, largest first.
-      scattered_ = true;
+    if (state_ == kForward) {
+      state_ = kAllgather;
       const auto& children = tree_.children();
       for (auto c = children.rbegin(); c != children.rend(); ++c) {
         send(block(*c), elements(*c, held_end(*c)), info_.type, tree_.absolute(*c), detail::kDown);
@@ -213,9 +212,8 @@ class BcastScatter final : public Collective {
   int count_;
   TypeInfo info_;
   BinomialTree tree_;
-  int p_ = 1;
-  bool power_of_two_ = false;
-  bool scattered_ = false;
+  int p_;
+  bool power_of_two_;
   int bit_ = 1;
   int ring_step_ = 0;
 };
@@ -2054,7 +2052,7 @@ std::string algorithm(const std::string& collective, int count, MPI_Datatype typ
   if (collective == "allgatherm") return "recursive doubling, merging";
   if (collective == "barrier") return "recursive doubling";
   if (collective == "bcast" && scatter_bcast(type, count, p)) {
-    return std::string("binomial scatter + ") + ((p & (p - 1)) == 0 ? "recursive doubling" : "ring") + " allgather";
+    return std::string("binomial scatter + ") + (pow2_floor(p) == p ? "recursive doubling" : "ring") + " allgather";
   }
   if (collective == "reduce" && reduce_halving(type, count, p)) return "recursive halving + binomial gather (Rabenseifner)";
   if (collective == "bcast" || collective == "reduce" || collective == "gather" || collective == "gatherv" ||
