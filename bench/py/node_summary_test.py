@@ -56,6 +56,18 @@ class Summary(unittest.TestCase):
         self.assertIn("| pingpong | 1024 | 1.50 |  |", text)
         self.assertIn("| pingpong | 65536 | 1.03 | not met (<= 1.02) |", text)
 
+    def test_pingpong_split_into_envelope_bytes_and_own_work(self):
+        records = []
+        for rnd, (rbc, wire) in enumerate(((1.3, 1.2), (1.4, 1.1)), start=1):
+            records += [{"variant": "pingpong", "implementation": "rbc", "n": 8, "median_s": rbc, "round": rnd},
+                        {"variant": "pingpong", "implementation": "mpi", "n": 8, "median_s": 1.0, "round": rnd},
+                        {"variant": "pingpong", "implementation": "mpi_wire", "n": 8, "median_s": wire, "round": rnd}]
+        text = "\n".join(node_summary.p2p_table(records))
+        self.assertIn("RBC's own work", text)
+        # rbc / mpi 1.30 and 1.40; mpi_wire / mpi 1.20 and 1.10; rbc / mpi_wire 1.08 and 1.27
+        self.assertIn("| pingpong | 8 | 1.35 (1.30-1.40) | not met (<= 1.1) | 1.15 (1.10-1.20) | 1.18 (1.08-1.27) |",
+                      text)
+
     def test_directory_without_records_says_so(self):
         with tempfile.TemporaryDirectory() as d:
             with open(os.path.join(d, "steps.txt"), "w") as f:

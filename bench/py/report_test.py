@@ -141,6 +141,18 @@ class RealMachines(unittest.TestCase):
         self.assertIn("# Open MPI v4.1.6 on node (16 cores)\n", text)
         self.assertIn("# Open MPI v4.1.4 on node (2 cores)\n", text)
 
+    def test_pingpong_splits_into_envelope_bytes_and_own_work(self):
+        def p2p(impl, seconds):
+            return {"benchmark": "p2p", "backend": "mpi", "platform": "node", "mpi_library": "Open MPI v4.1.4",
+                    "platform_params": {"name": "node", "host_cores": 2, "oversubscribed": False}, "rev": "test",
+                    "p": 2, "variant": "pingpong", "implementation": impl, "n": 8, "median_s": seconds,
+                    "warmup": 1, "repetitions": 1, "min_s": seconds, "max_s": seconds}
+        recs = [p2p("rbc", 1.5e-6), p2p("mpi", 1.0e-6), p2p("mpi_wire", 1.2e-6)]
+        text = PlatformsApart.generate(self, recs)
+        self.assertIn("envelope's bytes (wire / mpi)", text)
+        row = next(line for line in text.splitlines() if line.startswith("| 2 | 8 |"))
+        self.assertIn("| 1.50x | not met | 1.2 us | 1.20x | 1.25x |", row)
+
 
 if __name__ == "__main__":
     unittest.main()

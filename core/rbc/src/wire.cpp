@@ -18,6 +18,7 @@
 #include "cost/charge.hpp"
 #include "engine.hpp"
 #include "rbc/error.hpp"
+#include "rbc/point_to_point.hpp"
 #include "sequencer.hpp"
 
 namespace rbc::detail {
@@ -544,6 +545,20 @@ Transit receive_transit(const RangeComm& comm, void* buf, int count, MPI_Datatyp
 }
 
 }  // namespace
+
+}  // namespace rbc::detail
+
+namespace rbc {
+
+int wire_bytes(int payload_bytes) {
+  if (payload_bytes < 0) throw Error("wire_bytes: negative size " + std::to_string(payload_bytes));
+  return detail::inline_payload(payload_bytes) ? detail::envelope_bytes(detail::envelope_flags(false)) + payload_bytes
+                                               : payload_bytes;
+}
+
+}  // namespace rbc
+
+namespace rbc::detail {
 
 void post_send(Operation& op, const RangeComm& comm, const void* buf, int count, MPI_Datatype type, int mpi_dest,
                const Label& label, std::uint64_t signature, cost::Kernel charge) {

@@ -291,6 +291,35 @@ void sizes_around_the_inline_limit(Checker& check, const rbc::RangeComm& comm) {
   }
 }
 
+// rbc::wire_bytes names the size of the MPI message a send of a small payload makes (what
+// bench/p2p.cpp times MPI with): probed on the base communicator before RBC receives it.
+void wire_bytes_is_what_travels(Checker& check, const rbc::RangeComm& comm, MPI_Comm base) {
+  const int last = comm.size() - 1;
+  if (last == 0 || (comm.rank() != 0 && comm.rank() != last)) return;
+  for (int bytes : {0, 1, 8, 64, 1000, 3900}) {
+    std::vector<unsigned char> out(static_cast<std::size_t>(bytes) + 1, 7), in(out.size());
+    if (comm.rank() == 0) {
+      rbc::send(out.data(), bytes, MPI_BYTE, last, 3, comm);
+      continue;
+    }
+    MPI_Status status;
+    MPI_Probe(comm.mpi_rank(0), MPI_ANY_TAG, base, &status);
+    int size = -1;
+    MPI_Get_count(&status, MPI_BYTE, &size);
+    check.equal(size, rbc::wire_bytes(bytes), "the MPI message of a ", bytes, "-byte payload");
+    check.check(size > bytes, "a ", bytes, "-byte payload travels with its envelope");
+    rbc::recv(in.data(), bytes, MPI_BYTE, 0, 3, comm);
+  }
+  check.equal(rbc::wire_bytes(1 << 20), 1 << 20, "a large payload travels as it is");
+  bool refused = false;
+  try {
+    rbc::wire_bytes(-1);
+  } catch (const rbc::Error&) {
+    refused = true;
+  }
+  check.check(refused, "wire_bytes refuses a negative size");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -314,5 +343,7 @@ int main(int argc, char** argv) {
     predefined_types(check, rbc::RangeComm::from_mpi(MPI_COMM_WORLD));
     Context around(check, "sizes around the inline limit");
     sizes_around_the_inline_limit(check, rbc::RangeComm::from_mpi(MPI_COMM_WORLD));
+    Context wire(check, "wire bytes");
+    wire_bytes_is_what_travels(check, rbc::RangeComm::from_mpi(MPI_COMM_WORLD), MPI_COMM_WORLD);
   });
 }
