@@ -645,8 +645,8 @@ def section_p2p(d, plot, draw):
     if split:
         out.append("MPI alone with messages as large as RBC's (`mpi_wire`: the payload and RBC's envelope) splits "
                    "the ratio into what the envelope's bytes cost in the library and what RBC's own work costs. "
-                   "Open MPI sends up to 8 bytes faster than any larger message, a path no message with an "
-                   "envelope can take.\n")
+                   "A library may send the smallest messages faster than larger ones (Open MPI 4.1: up to 8 "
+                   "bytes), a path a message that carries an envelope cannot take.\n")
     rows = [[fmt_p(p), n, fmt_time(rbc), fmt_time(mpi), fmt_ratio(r)] + parts("ipingpong", p, n)
             for p, n, rbc, mpi, r in points("ipingpong")]
     if rows:
