@@ -40,6 +40,49 @@ int message_bytes(const char* call, std::int64_t bytes) {
   return static_cast<int>(bytes);
 }
 
+// MPI forbids a collective's send and receive buffers to overlap (MPI_IN_PLACE is the way to
+// work in place). RBC reads its input while results arrive, so overlapping buffers would give
+// wrong results without a word (an allgather from and into one buffer did): refused instead, as
+// MPICH refuses aliased buffers. A region is where `count` elements of `type` lie: a contiguous
+// type's whole span; for a type with gaps only its first byte, so that only buffers that start
+// at the same address are refused (spans of interleaved types may overlap legitimately).
+struct Region {
+  const void* begin = nullptr;
+  std::int64_t bytes = 0;
+};
+
+Region region(const void* buf, std::int64_t count, MPI_Datatype type) {
+  if (buf == MPI_IN_PLACE || count <= 0) return {};
+  const TypeInfo info(type);
+  return {buf, info.contiguous() ? count * info.size : 1};
+}
+
+// A gatherv's receive buffer: the elements from displs[r] to displs[r] + counts[r] of every rank
+// that sends any.
+Region region(const void* buf, const int* counts, const int* displs, int p, MPI_Datatype type) {
+  const TypeInfo info(type);
+  std::int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (int r = 0; r < p; ++r) {
+    if (counts[r] <= 0) continue;
+    lo = std::min<std::int64_t>(lo, displs[r]);
+    hi = std::max<std::int64_t>(hi, static_cast<std::int64_t>(displs[r]) + counts[r]);
+  }
+  if (lo > hi) return {};
+  if (!info.contiguous()) return {buf, 1};
+  return {static_cast<const char*>(buf) + lo * info.extent, (hi - lo) * info.extent};
+}
+
+void check_apart(const char* call, const char* a_name, Region a, const char* b_name, Region b) {
+  if (a.bytes == 0 || b.bytes == 0) return;
+  const auto x = reinterpret_cast<std::uintptr_t>(a.begin);
+  const auto y = reinterpret_cast<std::uintptr_t>(b.begin);
+  if (x < y + static_cast<std::uintptr_t>(b.bytes) && y < x + static_cast<std::uintptr_t>(a.bytes)) {
+    throw Error(std::string(call) + ": " + a_name + " and " + b_name +
+                    " overlap (MPI forbids it; pass MPI_IN_PLACE as sendbuf to work in place)",
+                MPI_ERR_BUFFER);
+  }
+}
+
 // inout = in op inout, element by element.
 void reduce_local(const void* in, void* inout, int count, const TypeInfo& info, MPI_Op op) {
   detail::check_mpi(MPI_Reduce_local(in, inout, count, info.type, op), "MPI_Reduce_local");
@@ -1767,6 +1810,9 @@ Request reduce_call(Launch launch, const void* sendbuf, void* recvbuf, int count
                     int root, const RangeComm& comm) {
   check_reduction("reduce", count, type, op);
   detail::check_rank("reduce", "root", root, comm);
+  if (comm.rank() == root) {
+    check_apart("reduce", "sendbuf", region(sendbuf, count, type), "recvbuf", region(recvbuf, count, type));
+  }
   if (reduce_halving(type, count, comm.size())) {
     return start<ReduceHalving>(launch, comm, sendbuf, recvbuf, count, type, op, root, comm);
   }
@@ -1788,6 +1834,7 @@ namespace {
 Request allreduce_call(Launch launch, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                        const RangeComm& comm) {
   check_reduction("allreduce", count, type, op);
+  check_apart("allreduce", "sendbuf", region(sendbuf, count, type), "recvbuf", region(recvbuf, count, type));
   switch (allreduce_algorithm(type, count, comm.size())) {
     case AllreduceAlgorithm::halving:
       return start<ReduceHalving>(launch, comm, sendbuf, recvbuf, count, type, op, -1, comm);
@@ -1827,6 +1874,7 @@ Request start_scan(Launch launch, const void* sendbuf, void* recvbuf, int count,
 Request scan_call(Launch launch, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                   const RangeComm& comm) {
   check_reduction("scan", count, type, op);
+  check_apart("scan", "sendbuf", region(sendbuf, count, type), "recvbuf", region(recvbuf, count, type));
   return start_scan(launch, sendbuf, recvbuf, count, type, op, false, comm);
 }
 }  // namespace
@@ -1843,6 +1891,7 @@ namespace {
 Request exscan_call(Launch launch, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                     const RangeComm& comm) {
   check_reduction("exscan", count, type, op);
+  check_apart("exscan", "sendbuf", region(sendbuf, count, type), "recvbuf", region(recvbuf, count, type));
   return start_scan(launch, sendbuf, recvbuf, count, type, op, true, comm);
 }
 }  // namespace
@@ -1859,6 +1908,11 @@ namespace {
 Request scan_and_bcast_call(Launch launch, const void* sendbuf, void* recvbuf, void* totalbuf, int count,
                             MPI_Datatype type, MPI_Op op, const RangeComm& comm) {
   check_reduction("scan_and_bcast", count, type, op);
+  const Region send = region(sendbuf, count, type), recv = region(recvbuf, count, type);
+  const Region total = region(totalbuf, count, type);
+  check_apart("scan_and_bcast", "sendbuf", send, "recvbuf", recv);
+  check_apart("scan_and_bcast", "sendbuf", send, "totalbuf", total);
+  check_apart("scan_and_bcast", "recvbuf", recv, "totalbuf", total);
   if (doubling(type, count, comm.size())) {
     return start<ScanTotalDoubling>(launch, comm, sendbuf, recvbuf, totalbuf, count, type, op, comm);
   }
@@ -1889,6 +1943,8 @@ Request gather_call(Launch launch, const void* sendbuf, int sendcount, MPI_Datat
   if (is_root) {
     detail::check_count("gather", recvcount);
     detail::check_type("gather", recvtype);
+    check_apart("gather", "sendbuf", region(sendbuf, sendcount, sendtype), "recvbuf",
+                region(recvbuf, static_cast<std::int64_t>(recvcount) * comm.size(), recvtype));
   } else {
     recvtype = sendtype;  // receive arguments are not significant off the root
   }
@@ -1932,6 +1988,8 @@ Request gatherv_call(Launch launch, const void* sendbuf, int sendcount, MPI_Data
   if (is_root) {
     detail::check_type("gatherv", recvtype);
     check_counts("gatherv", recvcounts, displs, comm);
+    check_apart("gatherv", "sendbuf", region(sendbuf, sendcount, sendtype), "recvbuf",
+                region(recvbuf, recvcounts, displs, comm.size(), recvtype));
   } else {
     recvtype = sendtype;
   }
@@ -1960,6 +2018,8 @@ Request allgather_call(Launch launch, const void* sendbuf, int sendcount, MPI_Da
   }
   detail::check_count("allgather", recvcount);
   detail::check_type("allgather", recvtype);
+  check_apart("allgather", "sendbuf", region(sendbuf, sendcount, sendtype), "recvbuf",
+              region(recvbuf, static_cast<std::int64_t>(recvcount) * comm.size(), recvtype));
   if (AllgatherDoubling::applies(comm.size(), static_cast<std::int64_t>(recvcount) * comm.size(), recvtype)) {
     return start<AllgatherDoubling>(launch, comm, "allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                     nullptr, nullptr, recvtype, comm);
@@ -1988,6 +2048,8 @@ Request allgatherv_call(Launch launch, const void* sendbuf, int sendcount, MPI_D
   }
   detail::check_type("allgatherv", recvtype);
   check_counts("allgatherv", recvcounts, displs, comm);
+  check_apart("allgatherv", "sendbuf", region(sendbuf, sendcount, sendtype), "recvbuf",
+              region(recvbuf, recvcounts, displs, comm.size(), recvtype));
   std::int64_t elements = 0;
   for (int j = 0; j < comm.size(); ++j) elements += recvcounts[j];
   if (AllgatherDoubling::applies(comm.size(), elements, recvtype)) {
@@ -2074,7 +2136,10 @@ Request gatherm_call(Launch launch, const void* sendbuf, int sendcount, void* re
   if (!TypeInfo(type).contiguous()) {
     throw Error("gatherm: the datatype must have no gaps (size == extent, lower bound 0)");
   }
-  if (comm.rank() == root) detail::check_count("gatherm", recvcount);
+  if (comm.rank() == root) {
+    detail::check_count("gatherm", recvcount);
+    check_apart("gatherm", "sendbuf", region(sendbuf, sendcount, type), "recvbuf", region(recvbuf, recvcount, type));
+  }
   return start<Gatherm>(launch, comm, sendbuf, sendcount, recvbuf, recvcount, type, root, std::move(merge), comm);
 }
 }  // namespace
@@ -2099,6 +2164,7 @@ Request allgatherm_call(Launch launch, const void* sendbuf, int sendcount, void*
   if (!TypeInfo(type).contiguous()) {
     throw Error("allgatherm: the datatype must have no gaps (size == extent, lower bound 0)");
   }
+  check_apart("allgatherm", "sendbuf", region(sendbuf, sendcount, type), "recvbuf", region(recvbuf, recvcount, type));
   if (sendcount > recvcount) {
     throw Error("allgatherm: this rank contributes " + std::to_string(sendcount) + " elements, more than the total " +
                 std::to_string(recvcount));

@@ -145,6 +145,52 @@ void bad_collectives(Checker& check, const rbc::RangeComm& c) {
   expect_error(check, "allgatherm sendcount above the total", "more than the total", [&] {
     rbc::allgatherm(a.data(), 2, b.data(), 1, MPI_INT, merge, c);
   });
+  // Send and receive buffers that overlap: MPI forbids it (MPI_IN_PLACE works in place), and an
+  // allgather from and into one buffer returned wrong data before it was refused.
+  expect_error(check, "allreduce from and into one buffer", "overlap", [&] {
+    rbc::allreduce(a.data(), a.data(), 2, MPI_INT, MPI_SUM, c);
+  });
+  expect_error(check, "iscan into its input shifted by one", "overlap", [&] {
+    rbc::iscan(a.data() + 1, a.data(), 2, MPI_INT, MPI_SUM, c);
+  });
+  expect_error(check, "exscan from and into one buffer", "overlap", [&] {
+    rbc::exscan(a.data(), a.data(), 1, MPI_INT, MPI_SUM, c);
+  });
+  expect_error(check, "scan_and_bcast with the total in the prefix", "totalbuf", [&] {
+    rbc::scan_and_bcast(a.data(), b.data(), b.data() + 1, 2, MPI_INT, MPI_SUM, c);
+  });
+  expect_error(check, "allgather from its own slot", "overlap", [&] {
+    rbc::allgather(a.data() + c.rank(), 1, MPI_INT, a.data(), 1, MPI_INT, c);
+  });
+  expect_error(check, "iallgatherv into its input", "overlap", [&] {
+    rbc::iallgatherv(b.data() + s - 1, 1, MPI_INT, b.data(), counts.data(), displs.data(), MPI_INT, c);
+  });
+  expect_error(check, "allgatherm from and into one buffer", "overlap", [&] {
+    rbc::allgatherm(a.data(), 1, a.data(), s, MPI_INT, merge, c);
+  });
+  // Rooted ones refuse at the root only: each rank is the root of a communicator of its own.
+  const rbc::RangeComm self = c.split(c.rank(), c.rank());
+  expect_error(check, "reduce from and into one buffer at the root", "overlap", [&] {
+    rbc::reduce(a.data(), a.data(), 1, MPI_INT, MPI_SUM, 0, self);
+  });
+  expect_error(check, "gather into its input at the root", "overlap", [&] {
+    rbc::gather(a.data(), 1, MPI_INT, a.data(), 1, MPI_INT, 0, self);
+  });
+  const int one = 1, second = 1;  // the root's one element goes to a[1]
+  expect_error(check, "igatherv into its input at the root", "overlap", [&] {
+    rbc::igatherv(a.data() + 1, 1, MPI_INT, a.data(), &one, &second, MPI_INT, 0, self);
+  });
+  expect_error(check, "gatherm from and into one buffer at the root", "overlap", [&] {
+    rbc::gatherm(a.data(), 1, a.data(), 1, MPI_INT, 0, merge, self);
+  });
+  // Adjacent buffers are apart; in place is the way to share one.
+  {
+    std::vector<int> v(2, 1);
+    rbc::allreduce(v.data(), v.data() + 1, 1, MPI_INT, MPI_SUM, c);
+    check.equal(v[1], s, "allreduce into the element after its input");
+    rbc::allreduce(MPI_IN_PLACE, v.data(), 1, MPI_INT, MPI_SUM, c);
+    check.equal(v[0], s, "allreduce in place");
+  }
   // A total the contributions do not add up to: every rank throws, none waits.
   std::vector<int> all(static_cast<std::size_t>(s) + 1);
   expect_error(check, "allgatherm with a wrong total", "contribute", [&] {

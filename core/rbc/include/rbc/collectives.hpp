@@ -19,7 +19,9 @@ namespace rbc {
 // ranks, for scans and mid-size allreduces; recursive halving + doubling for long allreduces;
 // a recursive-doubling barrier. A blocking call on a rank with no other RBC operation in flight on
 // the MPI communicator runs without a request (the same messages, fewer allocations and no
-// wait loop).
+// wait loop). Send and receive buffers must not overlap (MPI_IN_PLACE works in place): buffers
+// that do are refused with rbc::Error (MPI_ERR_BUFFER) before anything is sent, by the root
+// where only the root's receive buffer matters.
 
 void bcast(void* buf, int count, MPI_Datatype type, int root, const RangeComm& comm);
 Request ibcast(void* buf, int count, MPI_Datatype type, int root, const RangeComm& comm);
