@@ -14,6 +14,7 @@
 #include "collective.hpp"
 #include "cost/charge.hpp"
 #include "inline_vector.hpp"
+#include "overlap.hpp"
 #include "rbc/error.hpp"
 #include "tree.hpp"
 
@@ -23,6 +24,9 @@ namespace {
 
 using detail::Bcast;
 using detail::BinomialTree;
+using detail::check_apart;
+using detail::region;
+using detail::Region;
 using detail::Collective;
 using detail::InlineVector;
 using detail::TypeInfo;
@@ -38,49 +42,6 @@ int message_bytes(const char* call, std::int64_t bytes) {
                 " bytes in one message exceed the 2^31-1 bytes MPI counts can express");
   }
   return static_cast<int>(bytes);
-}
-
-// MPI forbids a collective's send and receive buffers to overlap (MPI_IN_PLACE is the way to
-// work in place). RBC reads its input while results arrive, so overlapping buffers would give
-// wrong results without a word (an allgather from and into one buffer did): refused instead, as
-// MPICH refuses aliased buffers. A region is where `count` elements of `type` lie: a contiguous
-// type's whole span; for a type with gaps only its first byte, so that only buffers that start
-// at the same address are refused (spans of interleaved types may overlap legitimately).
-struct Region {
-  const void* begin = nullptr;
-  std::int64_t bytes = 0;
-};
-
-Region region(const void* buf, std::int64_t count, MPI_Datatype type) {
-  if (buf == MPI_IN_PLACE || count <= 0) return {};
-  const TypeInfo info(type);
-  return {buf, info.contiguous() ? count * info.size : 1};
-}
-
-// A gatherv's receive buffer: the elements from displs[r] to displs[r] + counts[r] of every rank
-// that sends any.
-Region region(const void* buf, const int* counts, const int* displs, int p, MPI_Datatype type) {
-  const TypeInfo info(type);
-  std::int64_t lo = INT64_MAX, hi = INT64_MIN;
-  for (int r = 0; r < p; ++r) {
-    if (counts[r] <= 0) continue;
-    lo = std::min<std::int64_t>(lo, displs[r]);
-    hi = std::max<std::int64_t>(hi, static_cast<std::int64_t>(displs[r]) + counts[r]);
-  }
-  if (lo > hi) return {};
-  if (!info.contiguous()) return {buf, 1};
-  return {static_cast<const char*>(buf) + lo * info.extent, (hi - lo) * info.extent};
-}
-
-void check_apart(const char* call, const char* a_name, Region a, const char* b_name, Region b) {
-  if (a.bytes == 0 || b.bytes == 0) return;
-  const auto x = reinterpret_cast<std::uintptr_t>(a.begin);
-  const auto y = reinterpret_cast<std::uintptr_t>(b.begin);
-  if (x < y + static_cast<std::uintptr_t>(b.bytes) && y < x + static_cast<std::uintptr_t>(a.bytes)) {
-    throw Error(std::string(call) + ": " + a_name + " and " + b_name +
-                    " overlap (MPI forbids it; pass MPI_IN_PLACE as sendbuf to work in place)",
-                MPI_ERR_BUFFER);
-  }
 }
 
 // inout = in op inout, element by element.

@@ -7,6 +7,7 @@
 #include "checks.hpp"
 #include "engine.hpp"
 #include "operation.hpp"
+#include "overlap.hpp"
 #include "tags.hpp"
 #include "wire.hpp"
 
@@ -126,6 +127,10 @@ Status sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int d
                 const RangeComm& comm) {
   check_send("sendrecv", sendcount, sendtype, dest, sendtag, comm);
   check_recv("sendrecv", recvcount, recvtype, source, recvtag, comm);
+  if (dest != MPI_PROC_NULL && source != MPI_PROC_NULL) {
+    detail::check_apart("sendrecv", "sendbuf", detail::region(sendbuf, sendcount, sendtype), "recvbuf",
+                        detail::region(recvbuf, recvcount, recvtype), false);
+  }
   Request outgoing = isend(sendbuf, sendcount, sendtype, dest, sendtag, comm);
   Status status = recv(recvbuf, recvcount, recvtype, source, recvtag, comm);
   outgoing.wait();

@@ -59,6 +59,15 @@ void bad_point_to_point(Checker& check, const rbc::RangeComm& c) {
   expect_error(check, "sendrecv to rank size", "outside the communicator", [&] {
     rbc::sendrecv(buf, 1, MPI_INT, s, 0, buf + 1, 1, MPI_INT, r, 0, c);
   });
+  expect_error(check, "sendrecv into its own send buffer", "overlap", [&] {
+    rbc::sendrecv(buf, 2, MPI_INT, r, 0, buf + 1, 2, MPI_INT, r, 0, c);
+  });
+  {
+    int pair[2] = {r + 1, -1};
+    const rbc::Status st = rbc::sendrecv(pair, 1, MPI_INT, r, 0, pair + 1, 1, MPI_INT, r, 0, c);
+    check.equal(pair[1], r + 1, "sendrecv to itself into the element after its send buffer");
+    check.equal(st.source, r, "sendrecv to itself: the status names this rank");
+  }
   expect_error(check, "send count -1", "count", [&] { rbc::send(buf, -1, MPI_INT, r, 0, c); });
   expect_error(check, "irecv count -1", "count",
                [&] { rbc::irecv(buf, -1, MPI_INT, r, 0, c); });

@@ -23,6 +23,7 @@ Status recv(void* buf, int count, MPI_Datatype type, int source, int tag, const 
 Request irecv(void* buf, int count, MPI_Datatype type, int source, int tag,
               const RangeComm& comm);
 
+// As MPI_Sendrecv: the send and receive buffers must not overlap (rbc::Error, MPI_ERR_BUFFER).
 Status sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                 void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                 const RangeComm& comm);
