@@ -1772,7 +1772,7 @@ Request reduce_call(Launch launch, const void* sendbuf, void* recvbuf, int count
   check_reduction("reduce", count, type, op);
   detail::check_rank("reduce", "root", root, comm);
   if (comm.rank() == root) {
-    check_apart("reduce", "sendbuf", region(sendbuf, count, type), "recvbuf", region(recvbuf, count, type));
+    check_apart("reduce", "sendbuf", sendbuf, "recvbuf", recvbuf, count, type);
   }
   if (reduce_halving(type, count, comm.size())) {
     return start<ReduceHalving>(launch, comm, sendbuf, recvbuf, count, type, op, root, comm);
@@ -1795,7 +1795,7 @@ namespace {
 Request allreduce_call(Launch launch, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                        const RangeComm& comm) {
   check_reduction("allreduce", count, type, op);
-  check_apart("allreduce", "sendbuf", region(sendbuf, count, type), "recvbuf", region(recvbuf, count, type));
+  check_apart("allreduce", "sendbuf", sendbuf, "recvbuf", recvbuf, count, type);
   switch (allreduce_algorithm(type, count, comm.size())) {
     case AllreduceAlgorithm::halving:
       return start<ReduceHalving>(launch, comm, sendbuf, recvbuf, count, type, op, -1, comm);
@@ -1835,7 +1835,7 @@ Request start_scan(Launch launch, const void* sendbuf, void* recvbuf, int count,
 Request scan_call(Launch launch, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                   const RangeComm& comm) {
   check_reduction("scan", count, type, op);
-  check_apart("scan", "sendbuf", region(sendbuf, count, type), "recvbuf", region(recvbuf, count, type));
+  check_apart("scan", "sendbuf", sendbuf, "recvbuf", recvbuf, count, type);
   return start_scan(launch, sendbuf, recvbuf, count, type, op, false, comm);
 }
 }  // namespace
@@ -1852,7 +1852,7 @@ namespace {
 Request exscan_call(Launch launch, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                     const RangeComm& comm) {
   check_reduction("exscan", count, type, op);
-  check_apart("exscan", "sendbuf", region(sendbuf, count, type), "recvbuf", region(recvbuf, count, type));
+  check_apart("exscan", "sendbuf", sendbuf, "recvbuf", recvbuf, count, type);
   return start_scan(launch, sendbuf, recvbuf, count, type, op, true, comm);
 }
 }  // namespace
@@ -1869,11 +1869,9 @@ namespace {
 Request scan_and_bcast_call(Launch launch, const void* sendbuf, void* recvbuf, void* totalbuf, int count,
                             MPI_Datatype type, MPI_Op op, const RangeComm& comm) {
   check_reduction("scan_and_bcast", count, type, op);
-  const Region send = region(sendbuf, count, type), recv = region(recvbuf, count, type);
-  const Region total = region(totalbuf, count, type);
-  check_apart("scan_and_bcast", "sendbuf", send, "recvbuf", recv);
-  check_apart("scan_and_bcast", "sendbuf", send, "totalbuf", total);
-  check_apart("scan_and_bcast", "recvbuf", recv, "totalbuf", total);
+  check_apart("scan_and_bcast", "sendbuf", sendbuf, "recvbuf", recvbuf, count, type);
+  check_apart("scan_and_bcast", "sendbuf", sendbuf, "totalbuf", totalbuf, count, type);
+  check_apart("scan_and_bcast", "recvbuf", recvbuf, "totalbuf", totalbuf, count, type);
   if (doubling(type, count, comm.size())) {
     return start<ScanTotalDoubling>(launch, comm, sendbuf, recvbuf, totalbuf, count, type, op, comm);
   }
@@ -1905,7 +1903,7 @@ Request gather_call(Launch launch, const void* sendbuf, int sendcount, MPI_Datat
     detail::check_count("gather", recvcount);
     detail::check_type("gather", recvtype);
     check_apart("gather", "sendbuf", region(sendbuf, sendcount, sendtype), "recvbuf",
-                region(recvbuf, static_cast<std::int64_t>(recvcount) * comm.size(), recvtype));
+                region(recvbuf, static_cast<std::int64_t>(recvcount) * detail::CommAccess::size(comm), recvtype));
   } else {
     recvtype = sendtype;  // receive arguments are not significant off the root
   }
@@ -1979,9 +1977,10 @@ Request allgather_call(Launch launch, const void* sendbuf, int sendcount, MPI_Da
   }
   detail::check_count("allgather", recvcount);
   detail::check_type("allgather", recvtype);
+  const int p = comm.size();
   check_apart("allgather", "sendbuf", region(sendbuf, sendcount, sendtype), "recvbuf",
-              region(recvbuf, static_cast<std::int64_t>(recvcount) * comm.size(), recvtype));
-  if (AllgatherDoubling::applies(comm.size(), static_cast<std::int64_t>(recvcount) * comm.size(), recvtype)) {
+              region(recvbuf, static_cast<std::int64_t>(recvcount) * p, recvtype));
+  if (AllgatherDoubling::applies(p, static_cast<std::int64_t>(recvcount) * p, recvtype)) {
     return start<AllgatherDoubling>(launch, comm, "allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                     nullptr, nullptr, recvtype, comm);
   }

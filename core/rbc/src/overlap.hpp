@@ -24,10 +24,18 @@ struct Region {
   std::int64_t bytes = 0;
 };
 
-inline Region region(const void* buf, std::int64_t count, MPI_Datatype type) {
-  if (buf == MPI_IN_PLACE || count <= 0) return {};
+// A derived type's region; out of line, so the predefined case below inlines (it runs on every
+// collective call: with a TypeInfo built twice per call, a one-double scan cost 170 instructions
+// more).
+__attribute__((noinline)) inline Region derived_region(const void* buf, std::int64_t count, MPI_Datatype type) {
   const TypeInfo info(type);
   return {buf, info.contiguous() ? count * info.size : 1};
+}
+
+inline Region region(const void* buf, std::int64_t count, MPI_Datatype type) {
+  if (buf == MPI_IN_PLACE || count <= 0) return {};
+  if (const int named = predefined_size(type)) return {buf, count * named};
+  return derived_region(buf, count, type);
 }
 
 // A gatherv's receive buffer: the elements from displs[r] to displs[r] + counts[r] of every rank
@@ -62,6 +70,16 @@ inline void check_apart(const char* call, const char* a_name, Region a, const ch
   if (x < y + static_cast<std::uintptr_t>(b.bytes) && y < x + static_cast<std::uintptr_t>(a.bytes)) {
     refuse_overlap(call, a_name, b_name, in_place);
   }
+}
+
+// Two buffers of `count` elements of `type` each (a reduction's): one region's size serves both.
+inline void check_apart(const char* call, const char* a_name, const void* a, const char* b_name, const void* b,
+                        std::int64_t count, MPI_Datatype type) {
+  if (a == MPI_IN_PLACE || b == MPI_IN_PLACE) return;
+  const std::int64_t bytes = region(a, count, type).bytes;
+  const auto x = reinterpret_cast<std::uintptr_t>(a);
+  const auto y = reinterpret_cast<std::uintptr_t>(b);
+  if ((x > y ? x - y : y - x) < static_cast<std::uintptr_t>(bytes)) refuse_overlap(call, a_name, b_name, true);
 }
 
 }  // namespace rbc::detail
