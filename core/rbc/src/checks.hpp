@@ -5,6 +5,7 @@
 #include <string>
 
 #include "access.hpp"
+#include "buffers.hpp"
 #include "rbc/comm.hpp"
 #include "rbc/error.hpp"
 
@@ -63,6 +64,16 @@ inline void check_peer(const char* call, const char* what, int rank, const Range
 
 inline void check_tag(const char* call, int tag) {
   if (tag < 0 || tag > max_user_tag || tag == MPI_ANY_TAG) refuse_tag(call, tag);
+}
+
+// A null buffer with elements of a predefined type to send or receive (an empty std::vector's
+// data(), say): refused rather than dereferenced. MPI_BOTTOM, null in common libraries, is valid
+// with a derived type of absolute addresses, which this cannot tell from other derived types, so
+// those pass.
+inline void check_buffer(const char* call, const void* buf, int count, MPI_Datatype type) {
+  if (buf == nullptr && count > 0 && predefined_size(type) > 0) {
+    refuse_null(call, "null buffer for a positive count of a predefined datatype");
+  }
 }
 
 inline void check_op(const char* call, MPI_Op op) {

@@ -26,7 +26,6 @@ using detail::Bcast;
 using detail::BinomialTree;
 using detail::check_apart;
 using detail::region;
-using detail::Region;
 using detail::Collective;
 using detail::InlineVector;
 using detail::TypeInfo;
@@ -1732,6 +1731,12 @@ void check_reduction(const char* call, int count, MPI_Datatype type, MPI_Op op) 
   detail::check_op(call, op);
 }
 
+// A reduction's or scan's buffers where they are significant (sendbuf: unless in place).
+void check_buffers(const char* call, const void* sendbuf, const void* recvbuf, int count, MPI_Datatype type) {
+  if (sendbuf != MPI_IN_PLACE) detail::check_buffer(call, sendbuf, count, type);
+  detail::check_buffer(call, recvbuf, count, type);
+}
+
 // How a collective call runs: as a request, or (a blocking call) to its end at once where the
 // engine allows it (runs_immediately).
 enum class Launch { request, blocking };
@@ -1753,6 +1758,7 @@ Request bcast_call(Launch launch, void* buf, int count, MPI_Datatype type, int r
   detail::check_count("bcast", count);
   detail::check_type("bcast", type);
   detail::check_rank("bcast", "root", root, comm);
+  detail::check_buffer("bcast", buf, count, type);
   if (scatter_bcast(type, count, comm.size())) return start<BcastScatter>(launch, comm, buf, count, type, root, comm);
   return start<Bcast>(launch, comm, buf, count, type, root, comm);
 }
@@ -1772,7 +1778,10 @@ Request reduce_call(Launch launch, const void* sendbuf, void* recvbuf, int count
   check_reduction("reduce", count, type, op);
   detail::check_rank("reduce", "root", root, comm);
   if (comm.rank() == root) {
+    check_buffers("reduce", sendbuf, recvbuf, count, type);
     check_apart("reduce", "sendbuf", sendbuf, "recvbuf", recvbuf, count, type);
+  } else {
+    detail::check_buffer("reduce", sendbuf, count, type);
   }
   if (reduce_halving(type, count, comm.size())) {
     return start<ReduceHalving>(launch, comm, sendbuf, recvbuf, count, type, op, root, comm);
@@ -1795,6 +1804,7 @@ namespace {
 Request allreduce_call(Launch launch, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                        const RangeComm& comm) {
   check_reduction("allreduce", count, type, op);
+  check_buffers("allreduce", sendbuf, recvbuf, count, type);
   check_apart("allreduce", "sendbuf", sendbuf, "recvbuf", recvbuf, count, type);
   switch (allreduce_algorithm(type, count, comm.size())) {
     case AllreduceAlgorithm::halving:
@@ -1835,6 +1845,7 @@ Request start_scan(Launch launch, const void* sendbuf, void* recvbuf, int count,
 Request scan_call(Launch launch, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                   const RangeComm& comm) {
   check_reduction("scan", count, type, op);
+  check_buffers("scan", sendbuf, recvbuf, count, type);
   check_apart("scan", "sendbuf", sendbuf, "recvbuf", recvbuf, count, type);
   return start_scan(launch, sendbuf, recvbuf, count, type, op, false, comm);
 }
@@ -1852,6 +1863,7 @@ namespace {
 Request exscan_call(Launch launch, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                     const RangeComm& comm) {
   check_reduction("exscan", count, type, op);
+  check_buffers("exscan", sendbuf, recvbuf, count, type);
   check_apart("exscan", "sendbuf", sendbuf, "recvbuf", recvbuf, count, type);
   return start_scan(launch, sendbuf, recvbuf, count, type, op, true, comm);
 }
@@ -1869,6 +1881,8 @@ namespace {
 Request scan_and_bcast_call(Launch launch, const void* sendbuf, void* recvbuf, void* totalbuf, int count,
                             MPI_Datatype type, MPI_Op op, const RangeComm& comm) {
   check_reduction("scan_and_bcast", count, type, op);
+  check_buffers("scan_and_bcast", sendbuf, recvbuf, count, type);
+  detail::check_buffer("scan_and_bcast", totalbuf, count, type);
   check_apart("scan_and_bcast", "sendbuf", sendbuf, "recvbuf", recvbuf, count, type);
   check_apart("scan_and_bcast", "sendbuf", sendbuf, "totalbuf", totalbuf, count, type);
   check_apart("scan_and_bcast", "recvbuf", recvbuf, "totalbuf", totalbuf, count, type);
@@ -1898,10 +1912,12 @@ Request gather_call(Launch launch, const void* sendbuf, int sendcount, MPI_Datat
   if (sendbuf != MPI_IN_PLACE) {
     detail::check_count("gather", sendcount);
     detail::check_type("gather", sendtype);
+    detail::check_buffer("gather", sendbuf, sendcount, sendtype);
   }
   if (is_root) {
     detail::check_count("gather", recvcount);
     detail::check_type("gather", recvtype);
+    detail::check_buffer("gather", recvbuf, recvcount, recvtype);
     check_apart("gather", "sendbuf", region(sendbuf, sendcount, sendtype), "recvbuf",
                 region(recvbuf, static_cast<std::int64_t>(recvcount) * detail::CommAccess::size(comm), recvtype));
   } else {
@@ -1923,14 +1939,19 @@ void gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* rec
 }
 
 namespace {
-void check_counts(const char* call, const int* counts, const int* displs, const RangeComm& comm) {
+// Also the receive buffer: refused if null while a count is positive (check_buffer).
+void check_counts(const char* call, const void* recvbuf, const int* counts, const int* displs, MPI_Datatype recvtype,
+                  const RangeComm& comm) {
   if (counts == nullptr || displs == nullptr) throw Error(std::string(call) + ": null recvcounts or displs");
+  int largest = 0;
   for (int r = 0; r < comm.size(); ++r) {
     if (counts[r] < 0) {
       throw Error(std::string(call) + ": negative receive count " + std::to_string(counts[r]) + " for rank " +
                   std::to_string(r));
     }
+    largest = std::max(largest, counts[r]);
   }
+  detail::check_buffer(call, recvbuf, largest, recvtype);
 }
 }  // namespace
 
@@ -1943,10 +1964,11 @@ Request gatherv_call(Launch launch, const void* sendbuf, int sendcount, MPI_Data
   if (sendbuf != MPI_IN_PLACE) {
     detail::check_count("gatherv", sendcount);
     detail::check_type("gatherv", sendtype);
+    detail::check_buffer("gatherv", sendbuf, sendcount, sendtype);
   }
   if (is_root) {
     detail::check_type("gatherv", recvtype);
-    check_counts("gatherv", recvcounts, displs, comm);
+    check_counts("gatherv", recvbuf, recvcounts, displs, recvtype, comm);
     check_apart("gatherv", "sendbuf", region(sendbuf, sendcount, sendtype), "recvbuf",
                 region(recvbuf, recvcounts, displs, comm.size(), recvtype));
   } else {
@@ -1974,9 +1996,11 @@ Request allgather_call(Launch launch, const void* sendbuf, int sendcount, MPI_Da
   if (sendbuf != MPI_IN_PLACE) {
     detail::check_count("allgather", sendcount);
     detail::check_type("allgather", sendtype);
+    detail::check_buffer("allgather", sendbuf, sendcount, sendtype);
   }
   detail::check_count("allgather", recvcount);
   detail::check_type("allgather", recvtype);
+  detail::check_buffer("allgather", recvbuf, recvcount, recvtype);
   const int p = comm.size();
   check_apart("allgather", "sendbuf", region(sendbuf, sendcount, sendtype), "recvbuf",
               region(recvbuf, static_cast<std::int64_t>(recvcount) * p, recvtype));
@@ -2005,9 +2029,10 @@ Request allgatherv_call(Launch launch, const void* sendbuf, int sendcount, MPI_D
   if (sendbuf != MPI_IN_PLACE) {
     detail::check_count("allgatherv", sendcount);
     detail::check_type("allgatherv", sendtype);
+    detail::check_buffer("allgatherv", sendbuf, sendcount, sendtype);
   }
   detail::check_type("allgatherv", recvtype);
-  check_counts("allgatherv", recvcounts, displs, comm);
+  check_counts("allgatherv", recvbuf, recvcounts, displs, recvtype, comm);
   check_apart("allgatherv", "sendbuf", region(sendbuf, sendcount, sendtype), "recvbuf",
               region(recvbuf, recvcounts, displs, comm.size(), recvtype));
   std::int64_t elements = 0;
@@ -2091,6 +2116,7 @@ Request gatherm_call(Launch launch, const void* sendbuf, int sendcount, void* re
                      int root, Merger merge, const RangeComm& comm) {
   detail::check_count("gatherm", sendcount);
   detail::check_type("gatherm", type);
+  detail::check_buffer("gatherm", sendbuf, sendcount, type);
   detail::check_rank("gatherm", "root", root, comm);
   if (!merge) throw Error("gatherm: no merge function given");
   if (!TypeInfo(type).contiguous()) {
@@ -2098,6 +2124,7 @@ Request gatherm_call(Launch launch, const void* sendbuf, int sendcount, void* re
   }
   if (comm.rank() == root) {
     detail::check_count("gatherm", recvcount);
+    detail::check_buffer("gatherm", recvbuf, recvcount, type);
     check_apart("gatherm", "sendbuf", region(sendbuf, sendcount, type), "recvbuf", region(recvbuf, recvcount, type));
   }
   return start<Gatherm>(launch, comm, sendbuf, sendcount, recvbuf, recvcount, type, root, std::move(merge), comm);
@@ -2120,6 +2147,8 @@ Request allgatherm_call(Launch launch, const void* sendbuf, int sendcount, void*
   detail::check_count("allgatherm", sendcount);
   detail::check_count("allgatherm", recvcount);
   detail::check_type("allgatherm", type);
+  detail::check_buffer("allgatherm", sendbuf, sendcount, type);
+  detail::check_buffer("allgatherm", recvbuf, recvcount, type);
   if (!merge) throw Error("allgatherm: no merge function given");
   if (!TypeInfo(type).contiguous()) {
     throw Error("allgatherm: the datatype must have no gaps (size == extent, lower bound 0)");

@@ -51,20 +51,22 @@ class Transfer : public detail::Operation {
 };
 
 // Inline: every blocking call runs them, and their reports are out of line already (checks.hpp).
-[[gnu::always_inline]] inline void check_send(const char* call, int count, MPI_Datatype type, int dest, int tag,
-                                              const RangeComm& comm) {
+[[gnu::always_inline]] inline void check_send(const char* call, const void* buf, int count, MPI_Datatype type,
+                                              int dest, int tag, const RangeComm& comm) {
   detail::check_count(call, count);
   detail::check_type(call, type);
   detail::check_peer(call, "destination", dest, comm, false);
   detail::check_tag(call, tag);
+  if (dest != MPI_PROC_NULL) detail::check_buffer(call, buf, count, type);
 }
 
-[[gnu::always_inline]] inline void check_recv(const char* call, int count, MPI_Datatype type, int source, int tag,
-                                              const RangeComm& comm) {
+[[gnu::always_inline]] inline void check_recv(const char* call, const void* buf, int count, MPI_Datatype type,
+                                              int source, int tag, const RangeComm& comm) {
   detail::check_count(call, count);
   detail::check_type(call, type);
   detail::check_peer(call, "source", source, comm, true);
   detail::check_tag(call, tag);
+  if (source != MPI_PROC_NULL) detail::check_buffer(call, buf, count, type);
 }
 
 }  // namespace
@@ -75,7 +77,7 @@ class Transfer : public detail::Operation {
 // waits like requests, so that a call nothing will match is reported (kWatchStalls).
 void send(const void* buf, int count, MPI_Datatype type, int dest, int tag, const RangeComm& comm) {
   using detail::CommAccess;
-  check_send("send", count, type, dest, tag, comm);
+  check_send("send", buf, count, type, dest, tag, comm);
   detail::Engine& engine = CommAccess::engine(comm);
   if (detail::kWatchStalls || !engine.idle()) return isend(buf, count, type, dest, tag, comm).wait();
   if (dest == MPI_PROC_NULL) return;
@@ -83,7 +85,7 @@ void send(const void* buf, int count, MPI_Datatype type, int dest, int tag, cons
 }
 
 Request isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, const RangeComm& comm) {
-  check_send("isend", count, type, dest, tag, comm);
+  check_send("isend", buf, count, type, dest, tag, comm);
   detail::Engine& engine = detail::CommAccess::engine(comm);
   auto op = detail::make_operation<Transfer>(engine, comm);
   const int mpi_dest = mpi_peer(comm, dest);
@@ -99,7 +101,7 @@ Request isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, 
 
 Status recv(void* buf, int count, MPI_Datatype type, int source, int tag, const RangeComm& comm) {
   using detail::CommAccess;
-  check_recv("recv", count, type, source, tag, comm);
+  check_recv("recv", buf, count, type, source, tag, comm);
   if (source == MPI_PROC_NULL) return translate(comm, proc_null_status());
   detail::Engine& engine = CommAccess::engine(comm);
   if (detail::kWatchStalls || !engine.idle()) {
@@ -116,7 +118,7 @@ Status recv(void* buf, int count, MPI_Datatype type, int source, int tag, const 
 }
 
 Request irecv(void* buf, int count, MPI_Datatype type, int source, int tag, const RangeComm& comm) {
-  check_recv("irecv", count, type, source, tag, comm);
+  check_recv("irecv", buf, count, type, source, tag, comm);
   auto op = detail::make_operation<Transfer>(*comm.engine(), comm);
   detail::post_recv(*op, op->comm(), buf, count, type, mpi_peer(comm, source), detail::user_label(tag));
   return Request(std::move(op));
@@ -125,8 +127,8 @@ Request irecv(void* buf, int count, MPI_Datatype type, int source, int tag, cons
 Status sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                 void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                 const RangeComm& comm) {
-  check_send("sendrecv", sendcount, sendtype, dest, sendtag, comm);
-  check_recv("sendrecv", recvcount, recvtype, source, recvtag, comm);
+  check_send("sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, comm);
+  check_recv("sendrecv", recvbuf, recvcount, recvtype, source, recvtag, comm);
   if (dest != MPI_PROC_NULL && source != MPI_PROC_NULL) {
     detail::check_apart("sendrecv", "sendbuf", detail::region(sendbuf, sendcount, sendtype), "recvbuf",
                         detail::region(recvbuf, recvcount, recvtype), false);

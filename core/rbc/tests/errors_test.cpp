@@ -68,6 +68,19 @@ void bad_point_to_point(Checker& check, const rbc::RangeComm& c) {
     check.equal(pair[1], r + 1, "sendrecv to itself into the element after its send buffer");
     check.equal(st.source, r, "sendrecv to itself: the status names this rank");
   }
+  // A null buffer for elements of a predefined type (an empty vector's data(), say) is refused,
+  // not dereferenced; with count 0, or to MPI_PROC_NULL, it is fine.
+  expect_error(check, "send from a null buffer", "null buffer", [&] { rbc::send(nullptr, 1, MPI_INT, r, 0, c); });
+  expect_error(check, "irecv into a null buffer", "null buffer",
+               [&] { rbc::irecv(nullptr, 2, MPI_DOUBLE, r, 0, c); });
+  expect_error(check, "sendrecv into a null buffer", "null buffer",
+               [&] { rbc::sendrecv(buf, 1, MPI_INT, r, 0, nullptr, 1, MPI_INT, r, 0, c); });
+  rbc::send(nullptr, 0, MPI_INT, MPI_PROC_NULL, 0, c);
+  rbc::send(nullptr, 1, MPI_INT, MPI_PROC_NULL, 0, c);
+  {
+    const rbc::Status st = rbc::sendrecv(nullptr, 0, MPI_INT, r, 0, nullptr, 0, MPI_INT, r, 0, c);
+    check.equal(st.count(MPI_INT), 0, "sendrecv of nothing from and into null buffers");
+  }
   expect_error(check, "send count -1", "count", [&] { rbc::send(buf, -1, MPI_INT, r, 0, c); });
   expect_error(check, "irecv count -1", "count",
                [&] { rbc::irecv(buf, -1, MPI_INT, r, 0, c); });
@@ -191,6 +204,38 @@ void bad_collectives(Checker& check, const rbc::RangeComm& c) {
   });
   expect_error(check, "gatherm from and into one buffer at the root", "overlap", [&] {
     rbc::gatherm(a.data(), 1, a.data(), 1, MPI_INT, 0, merge, self);
+  });
+  // Null buffers with a positive count of a predefined type (every rank alike).
+  expect_error(check, "bcast of a null buffer", "null buffer", [&] { rbc::bcast(nullptr, 1, MPI_INT, 0, c); });
+  expect_error(check, "allreduce into a null buffer", "null buffer", [&] {
+    rbc::allreduce(a.data(), nullptr, 1, MPI_INT, MPI_SUM, c);
+  });
+  expect_error(check, "iexscan from a null buffer", "null buffer", [&] {
+    rbc::iexscan(nullptr, b.data(), 1, MPI_INT, MPI_SUM, c);
+  });
+  expect_error(check, "scan_and_bcast with a null total", "null buffer", [&] {
+    rbc::scan_and_bcast(a.data(), b.data(), nullptr, 1, MPI_INT, MPI_SUM, c);
+  });
+  expect_error(check, "reduce from a null buffer", "null buffer", [&] {
+    rbc::reduce(nullptr, b.data(), 1, MPI_INT, MPI_SUM, 0, c);
+  });
+  expect_error(check, "allgather into a null buffer", "null buffer", [&] {
+    rbc::allgather(a.data(), 1, MPI_INT, nullptr, 1, MPI_INT, c);
+  });
+  expect_error(check, "iallgatherv into a null buffer", "null buffer", [&] {
+    rbc::iallgatherv(a.data(), 1, MPI_INT, nullptr, counts.data(), displs.data(), MPI_INT, c);
+  });
+  expect_error(check, "allgatherm from a null buffer", "null buffer", [&] {
+    rbc::allgatherm(nullptr, 1, b.data(), s, MPI_INT, merge, c);
+  });
+  expect_error(check, "gather into a null buffer at the root", "null buffer", [&] {
+    rbc::gather(a.data(), 1, MPI_INT, nullptr, 1, MPI_INT, 0, self);
+  });
+  expect_error(check, "gatherv into a null buffer at the root", "null buffer", [&] {
+    rbc::gatherv(a.data(), 1, MPI_INT, nullptr, &one, &second, MPI_INT, 0, self);
+  });
+  expect_error(check, "gatherm into a null buffer at the root", "null buffer", [&] {
+    rbc::gatherm(a.data(), 1, nullptr, 1, MPI_INT, 0, merge, self);
   });
   // Adjacent buffers are apart; in place is the way to share one.
   {
