@@ -66,14 +66,18 @@ inline void check_tag(const char* call, int tag) {
   if (tag < 0 || tag > max_user_tag || tag == MPI_ANY_TAG) refuse_tag(call, tag);
 }
 
-// A null buffer with elements of a predefined type to send or receive (an empty std::vector's
-// data(), say): refused rather than dereferenced. MPI_BOTTOM, null in common libraries, is valid
-// with a derived type of absolute addresses, which this cannot tell from other derived types, so
-// those pass.
+// Throws for MPI_IN_PLACE, and for a null buffer of a predefined type; returns for a null one of a
+// derived type. MPI_BOTTOM, null in common libraries, is valid with a derived type of absolute
+// addresses, which cannot be told from other derived types here.
+__attribute__((noinline, cold)) inline void refuse_buffer(const char* call, const void* buf, MPI_Datatype type) {
+  if (buf == MPI_IN_PLACE) refuse_null(call, "MPI_IN_PLACE where this call needs a buffer");
+  if (predefined_size(type) > 0) refuse_null(call, "null buffer for a positive count of a predefined datatype");
+}
+
+// A buffer to send from or receive into that is null (an empty std::vector's data(), say) or
+// MPI_IN_PLACE where the call takes none: refused rather than dereferenced.
 inline void check_buffer(const char* call, const void* buf, int count, MPI_Datatype type) {
-  if (buf == nullptr && count > 0 && predefined_size(type) > 0) {
-    refuse_null(call, "null buffer for a positive count of a predefined datatype");
-  }
+  if (count > 0 && (buf == nullptr || buf == MPI_IN_PLACE)) refuse_buffer(call, buf, type);
 }
 
 inline void check_op(const char* call, MPI_Op op) {

@@ -75,6 +75,8 @@ void bad_point_to_point(Checker& check, const rbc::RangeComm& c) {
                [&] { rbc::irecv(nullptr, 2, MPI_DOUBLE, r, 0, c); });
   expect_error(check, "sendrecv into a null buffer", "null buffer",
                [&] { rbc::sendrecv(buf, 1, MPI_INT, r, 0, nullptr, 1, MPI_INT, r, 0, c); });
+  expect_error(check, "recv into MPI_IN_PLACE", "MPI_IN_PLACE",
+               [&] { rbc::recv(MPI_IN_PLACE, 1, MPI_INT, r, 0, c); });
   rbc::send(nullptr, 0, MPI_INT, MPI_PROC_NULL, 0, c);
   rbc::send(nullptr, 1, MPI_INT, MPI_PROC_NULL, 0, c);
   {
@@ -236,6 +238,10 @@ void bad_collectives(Checker& check, const rbc::RangeComm& c) {
   });
   expect_error(check, "gatherm into a null buffer at the root", "null buffer", [&] {
     rbc::gatherm(a.data(), 1, nullptr, 1, MPI_INT, 0, merge, self);
+  });
+  expect_error(check, "bcast of MPI_IN_PLACE", "MPI_IN_PLACE", [&] { rbc::bcast(MPI_IN_PLACE, 1, MPI_INT, 0, c); });
+  expect_error(check, "allgatherm from MPI_IN_PLACE", "MPI_IN_PLACE", [&] {
+    rbc::allgatherm(MPI_IN_PLACE, 1, b.data(), s, MPI_INT, merge, c);
   });
   // Adjacent buffers are apart; in place is the way to share one.
   {
