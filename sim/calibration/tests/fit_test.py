@@ -40,11 +40,15 @@ class Fits(unittest.TestCase):
         self.assertGreaterEqual(b, 0)
 
     def test_piecewise_segments(self):
-        points = {0: 1e-7, 256: 1e-7 + 256e-11, 512: 1e-6, 1024: 1e-6 + 512e-11, 8192: 5.0}
+        # A step after 8 bytes (Open MPI's path for the smallest messages), then one at 512.
+        points = {0: 8e-8, 8: 9e-8, 64: 2.5e-7, 256: 2.5e-7 + 192e-11, 512: 1e-6, 1024: 1e-6 + 512e-11,
+                  8192: 5.0}
         segs = calibrate.fit_piecewise(points)
-        self.assertEqual([s[0] for s in segs], [0, 512])
-        self.assertAlmostEqual(segs[0][1], 1e-7, delta=1e-9)
+        self.assertEqual([s[0] for s in segs], [0, 9, 512])
+        self.assertAlmostEqual(cp.piecewise_at(segs, 8), 9e-8, delta=1e-9)
+        self.assertAlmostEqual(cp.piecewise_at(segs, 64), 2.5e-7, delta=1e-9)
         self.assertAlmostEqual(segs[1][2], 1e-11, delta=1e-13)
+        self.assertAlmostEqual(segs[2][2], 1e-11, delta=1e-13)
         # sizes at or above the eager limit are left out
         self.assertLess(cp.piecewise_at(segs, 8192), 1e-5)
 
