@@ -22,7 +22,8 @@
 // amortised.
 //
 // Options: --sizes=8,64,1024,65536 (bytes)  --impls=rbc,mpi (pingpong and ipingpong also
-//          mpi_wire; exchange also mpi_late_payload, mpi_preposted, mpi_announced)  --variants=pingpong,ipingpong (or exchange)  --trips=100
+//          mpi_wire; exchange also mpi_late_payload, mpi_preposted, mpi_announced)
+//          --variants=pingpong,ipingpong (or exchange)  --trips=100
 #include <mpi.h>
 
 #include <algorithm>
