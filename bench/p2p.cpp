@@ -1,15 +1,17 @@
 // Point-to-point ping-pong, RBC vs MPI, between ranks 0 and 1 (the others wait at the barrier):
-// the cost of RBC's isolation (every message carries an envelope with its communicator's exact
-// key; see core/rbc/src/wire.hpp) over the MPI library's own send and receive.
+// the cost of RBC's isolation over the MPI library's own send and receive. Implementation rbc
+// runs on the program's from_mpi handle, whose user messages travel bare (README, "Isolation");
+// rbc_enveloped on a split over all ranks, as every other communicator, where each message
+// carries an envelope with its communicator's exact key (core/rbc/src/wire.hpp).
 //   pingpong   rbc::send/rbc::recv vs MPI_Send/MPI_Recv; time = half a round trip
 //   ipingpong  the same through requests: irecv posted first, then isend, both waited
 //              (rbc::Request::wait vs MPI_Wait), as programs that overlap do
-//              Both also take implementation mpi_wire: MPI alone with messages of the size RBC
-//              puts on the wire for the payload (rbc::wire_bytes, its envelope included), which
-//              splits RBC's cost into its envelope's bytes (mpi_wire / mpi) and its own work
-//              (rbc / mpi_wire). Open MPI sends up to 8 bytes faster than anything larger (4.1.4
-//              on two cores: 0.355 against 0.41 us from 12 to 64 bytes), a path no message with
-//              an envelope can take.
+//              Both also take implementation mpi_wire: MPI alone with messages of the size
+//              rbc_enveloped puts on the wire for the payload (rbc::wire_bytes, its envelope
+//              included), which splits an enveloped message's cost into its envelope's bytes
+//              (mpi_wire / mpi) and RBC's own work (rbc_enveloped / mpi_wire). Open MPI sends up
+//              to 8 bytes faster than anything larger (4.1.4 on two cores: 0.355 against 0.41 us
+//              from 12 to 64 bytes), a path no message with an envelope can take.
 //   exchange   both ranks at once: irecv, isend, wait for both (a butterfly round of a
 //              collective); time = one exchange. Two more implementations take it apart with
 //              MPI alone: mpi_late_payload sends what RBC sends for a message over 4 KiB (a
@@ -21,7 +23,7 @@
 // One timed operation is --trips round trips (exchanges), so the barrier between repetitions is
 // amortised.
 //
-// Options: --sizes=8,64,1024,65536 (bytes)  --impls=rbc,mpi (pingpong and ipingpong also
+// Options: --sizes=8,64,1024,65536 (bytes)  --impls=rbc,mpi (also rbc_enveloped; pingpong and ipingpong also
 //          mpi_wire; exchange also mpi_late_payload, mpi_preposted, mpi_announced)
 //          --variants=pingpong,ipingpong (or exchange)  --trips=100
 #include <mpi.h>
@@ -107,7 +109,7 @@ void exchanges(const std::string& name, int trips, std::vector<char>& out, std::
   if (me > 1) return;
   // Which one, decided once: the loop below is timed.
   enum class Impl { rbc, mpi, late_payload, announced, preposted };
-  const Impl impl = name == "rbc"                ? Impl::rbc
+  const Impl impl = name == "rbc" || name == "rbc_enveloped" ? Impl::rbc
                     : name == "mpi"              ? Impl::mpi
                     : name == "mpi_late_payload" ? Impl::late_payload
                     : name == "mpi_announced"    ? Impl::announced
@@ -173,9 +175,9 @@ void run(const bench::Args& args, const bench::Context& ctx) {
   const auto impls = args.get_list("impls", {"rbc", "mpi"});
   for (const auto& impl : impls) {
     const bool protocol = impl == "mpi_late_payload" || impl == "mpi_preposted" || impl == "mpi_announced";
-    if (impl != "rbc" && impl != "mpi" && impl != "mpi_wire" && !protocol) {
+    if (impl != "rbc" && impl != "rbc_enveloped" && impl != "mpi" && impl != "mpi_wire" && !protocol) {
       throw std::invalid_argument("--impls: unknown implementation '" + impl +
-                                  "' (rbc, mpi; pingpong and ipingpong also mpi_wire; exchange also "
+                                  "' (rbc, rbc_enveloped, mpi; pingpong and ipingpong also mpi_wire; exchange also "
                                   "mpi_late_payload, mpi_preposted, mpi_announced)");
     }
     if (protocol && (variants.size() != 1 || variants[0] != "exchange")) {
@@ -186,22 +188,24 @@ void run(const bench::Args& args, const bench::Context& ctx) {
     }
   }
   const rbc::RangeComm rworld = rbc::RangeComm::from_mpi(ctx.world());
+  const rbc::RangeComm renveloped = rworld.split(0, ctx.size() - 1);
   for (std::int64_t bytes : args.get_int_list("sizes", {8, 64, 1024, 65536})) {
     if (bytes < 0 || bytes > (1 << 30)) throw std::invalid_argument("--sizes out of range");
-    const int wire = rbc::wire_bytes(static_cast<int>(bytes));
+    const int wire = rbc::wire_bytes(static_cast<int>(bytes), renveloped);
     for (const auto& variant : variants) {
       for (const auto& impl : impls) {
-        const bool use_rbc = impl == "rbc";
+        const bool use_rbc = impl == "rbc" || impl == "rbc_enveloped";
+        const rbc::RangeComm& rcomm = impl == "rbc" ? rworld : renveloped;
         const std::size_t sent = static_cast<std::size_t>(impl == "mpi_wire" ? wire : bytes);
         std::vector<char> buf(sent, 1);
         std::vector<char> in(sent, 0);
         const bench::Summary s = measure.run([&] {
           if (variant == "pingpong") {
-            round_trips(use_rbc, trips, buf, ctx.rank(), rworld, ctx.world());
+            round_trips(use_rbc, trips, buf, ctx.rank(), rcomm, ctx.world());
           } else if (variant == "ipingpong") {
-            round_trips_requests(use_rbc, trips, buf, in, ctx.rank(), rworld, ctx.world());
+            round_trips_requests(use_rbc, trips, buf, in, ctx.rank(), rcomm, ctx.world());
           } else {
-            exchanges(impl, trips, buf, in, ctx.rank(), rworld, ctx.world());
+            exchanges(impl, trips, buf, in, ctx.rank(), rcomm, ctx.world());
           }
         });
         // A round trip is two messages one after the other; an exchange, two at once.
@@ -215,7 +219,11 @@ void run(const bench::Args& args, const bench::Context& ctx) {
             .add("trips", trips).add("time_unit", variant == "exchange" ? "exchange" : "half round trip")
             .add_summary(one);
         // The bytes of each MPI message (a large payload's envelope travels apart).
-        if (variant != "exchange") r.add("wire_bytes", std::int64_t{impl == "mpi" ? static_cast<int>(bytes) : wire});
+        if (variant != "exchange") {
+          r.add("wire_bytes", std::int64_t{use_rbc ? rbc::wire_bytes(static_cast<int>(bytes), rcomm)
+                                           : impl == "mpi"      ? static_cast<int>(bytes)
+                                                                : wire});
+        }
         ctx.emit(r);
       }
     }

@@ -36,6 +36,9 @@ struct Transit {
   int found_source = MPI_PROC_NULL;  // once the envelope has arrived
   std::uint64_t payload_bytes = 0;
   std::uint64_t signature = 0;
+  // A bare message's receive (Sequencer::bare_base), straight into the user's buffer: MPI, not
+  // RBC, finds a message larger than the buffer, and the completion's status carries the error.
+  bool bare = false;
   // An exchange's envelope receive (post_exchange): the slot of this side's payload send, posted
   // once the partner's envelope names the tag (-1: this side's payload travels in its envelope),
   // what it sends, and the slot of the receive posted for the partner's payload under the tag

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "access.hpp"
+#include "bare.hpp"
 #include "checks.hpp"
 #include "engine.hpp"
 #include "operation.hpp"
@@ -81,7 +82,13 @@ void send(const void* buf, int count, MPI_Datatype type, int dest, int tag, cons
   detail::Engine& engine = CommAccess::engine(comm);
   if (detail::kWatchStalls || !engine.idle()) return isend(buf, count, type, dest, tag, comm).wait();
   if (dest == MPI_PROC_NULL) return;
-  detail::send_now(comm, engine, buf, count, type, CommAccess::mpi_rank(comm, dest), detail::user_label(tag));
+  const int mpi_dest = CommAccess::mpi_rank(comm, dest);
+  const detail::Label label = detail::user_label(tag);
+  if (const int bare = detail::bare_tag(comm, label); bare >= 0) {
+    detail::check_mpi(MPI_Send(buf, count, type, mpi_dest, bare, engine.comm()), "MPI_Send");
+    return;
+  }
+  detail::send_now(comm, engine, buf, count, type, mpi_dest, label);
 }
 
 Request isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, const RangeComm& comm) {
@@ -110,8 +117,15 @@ Status recv(void* buf, int count, MPI_Datatype type, int source, int tag, const 
     return request.status();
   }
   const int mpi_source = source == MPI_ANY_SOURCE ? MPI_ANY_SOURCE : CommAccess::mpi_rank(comm, source);
+  const detail::Label label = detail::user_label(tag);
   Status s;
-  s.mpi = detail::recv_now(comm, engine, buf, count, type, mpi_source, detail::user_label(tag));
+  if (const int bare = detail::bare_tag(comm, label); bare >= 0) {
+    const int rc = MPI_Recv(buf, count, type, mpi_source, bare, engine.comm(), &s.mpi);
+    if (rc != MPI_SUCCESS) [[unlikely]] detail::refuse_bare(engine, rc, count, mpi_source, label);
+    s.mpi.MPI_TAG = tag;
+  } else {
+    s.mpi = detail::recv_now(comm, engine, buf, count, type, mpi_source, label);
+  }
   s.source = source == MPI_ANY_SOURCE ? comm.rank_of_mpi(s.mpi.MPI_SOURCE) : source;
   s.tag = tag;
   return s;

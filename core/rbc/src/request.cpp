@@ -36,6 +36,16 @@ int wait_any_watched(MPI_Request* requests, int n, MPI_Status& status, Operation
   }
 }
 
+// MPI reports a receive that completed with an error (a bare receive smaller than its message,
+// Transit::bare) as the call's result (Open MPI, MPICH) or only in the status (SMPI's
+// MPI_Waitany): both end up in status.MPI_ERROR, preset to MPI_SUCCESS by the caller, for
+// complete_slot. A failure that completed nothing throws here.
+void completed_with(int rc, bool completed, MPI_Status& status, const char* call) {
+  if (rc == MPI_SUCCESS) return;
+  if (!completed) throw_mpi_error(rc, call);
+  status.MPI_ERROR = rc;
+}
+
 }  // namespace
 
 void wait_for_some(Operation* const* ops, std::size_t count) {
@@ -62,10 +72,12 @@ void wait_for_some(Operation* const* ops, std::size_t count) {
   if (all.empty()) return;
   int index = MPI_UNDEFINED;
   MPI_Status status;
+  status.MPI_ERROR = MPI_SUCCESS;
   if (kWatchStalls) {
     index = wait_any_watched(all.data(), static_cast<int>(all.size()), status, ops, count);
   } else {
-    check_mpi(MPI_Waitany(static_cast<int>(all.size()), all.data(), &index, &status), "MPI_Waitany");
+    const int rc = MPI_Waitany(static_cast<int>(all.size()), all.data(), &index, &status);
+    completed_with(rc, index != MPI_UNDEFINED, status, "MPI_Waitany");
   }
   if (index == MPI_UNDEFINED) return;
   const Owner done = owner[static_cast<std::size_t>(index)];
@@ -95,7 +107,14 @@ void OperationDeleter::operator()(Operation* op) const noexcept {
   engine->operations().release(block, bytes);
 }
 
-void Operation::request_done(std::size_t index, const MPI_Status& status) { complete_slot(*this, index, status); }
+void Operation::request_done(std::size_t index, const MPI_Status& status) {
+  // Only a bare receive fails in a way its completion reports (complete_slot): any other error
+  // throws as MPI's own would.
+  if (status.MPI_ERROR != MPI_SUCCESS && !transits_[index].bare) [[unlikely]] {
+    throw_mpi_error(status.MPI_ERROR, "MPI request completion");
+  }
+  complete_slot(*this, index, status);
+}
 
 bool Operation::awaited_complete(bool may_test) {
   if (!may_test && waiting()) return false;
@@ -104,8 +123,10 @@ bool Operation::awaited_complete(bool may_test) {
     if (awaited_[i] == MPI_REQUEST_NULL) continue;
     int flag = 0;
     MPI_Status status;
-    check_mpi(MPI_Test(&awaited_[i], &flag, &status), "MPI_Test");
-    if (flag) {
+    status.MPI_ERROR = MPI_SUCCESS;
+    const int rc = MPI_Test(&awaited_[i], &flag, &status);
+    completed_with(rc, awaited_[i] == MPI_REQUEST_NULL, status, "MPI_Test");
+    if (flag || rc != MPI_SUCCESS) {
       request_done(i, status);
       if (awaited_[i] != MPI_REQUEST_NULL) all = false;
     } else {
@@ -122,7 +143,8 @@ bool Operation::awaited_complete(bool may_test) {
 void Operation::wait_slot(std::size_t index) {
   while (awaited_[index] != MPI_REQUEST_NULL) {
     MPI_Status status;
-    check_mpi(MPI_Wait(&awaited_[index], &status), "MPI_Wait");
+    status.MPI_ERROR = MPI_SUCCESS;
+    completed_with(MPI_Wait(&awaited_[index], &status), awaited_[index] == MPI_REQUEST_NULL, status, "MPI_Wait");
     request_done(index, status);
   }
 }
@@ -133,7 +155,8 @@ void Operation::wait_awaited() {
   for (std::size_t i = 0; i < awaited_.size(); ++i) {
     while (awaited_[i] != MPI_REQUEST_NULL) {
       MPI_Status status;
-      check_mpi(MPI_Wait(&awaited_[i], &status), "MPI_Wait");
+      status.MPI_ERROR = MPI_SUCCESS;
+      completed_with(MPI_Wait(&awaited_[i], &status), awaited_[i] == MPI_REQUEST_NULL, status, "MPI_Wait");
       request_done(i, status);
     }
   }

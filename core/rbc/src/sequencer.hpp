@@ -21,13 +21,17 @@ inline constexpr int kMaxOutstandingCollectives = 256;
 // messages per (peer, tag) in each direction.
 class Sequencer {
  public:
-  Sequencer(const CommKey& key, std::shared_ptr<Engine> engine) : key_(key), engine_(std::move(engine)) {
+  Sequencer(const CommKey& key, std::shared_ptr<Engine> engine)
+      : key_(key), engine_(std::move(engine)), bare_base_(bare_base(key_, *engine_)) {
     engine_->hold(key_.handle);
   }
   ~Sequencer() { engine_->release(key_.handle); }
   Sequencer(const Sequencer&) = delete;
   Sequencer& operator=(const Sequencer&) = delete;
   const CommKey& key() const { return key_; }
+  // The tag of this communicator's bare user message with tag 0 (TagLayout::bare_base), or -1
+  // where its user messages carry an envelope.
+  int bare_base() const { return bare_base_; }
 
   std::uint64_t next_sent(int mpi_peer, int mpi_tag) { return sent_[{mpi_peer, mpi_tag}]++; }
   std::uint64_t next_received(int mpi_peer, int mpi_tag) { return received_[{mpi_peer, mpi_tag}]++; }
@@ -43,8 +47,27 @@ class Sequencer {
   void finish() { --outstanding_; }
 
  private:
+  // One communicator per MPI communicator sends its user messages bare: the first handle drawn
+  // on it (handle 0: rank 0 draws each number once per MPI communicator while the process
+  // lives), over all its ranks, before any split over all of them (generation 0). No other
+  // communicator's message ever carries its tags (TagLayout::tag never makes an all-ones
+  // context), so MPI's matching alone keeps its messages apart, by construction. Not in the
+  // checked build, whose envelopes carry per-peer order and signatures to verify.
+  static int bare_base(const CommKey& k, const Engine& engine) {
+#ifdef RBC_CHECK_ENVELOPE
+    (void)k;
+    (void)engine;
+    return -1;
+#else
+    const bool first_whole = k.handle == 0 && k.list == 0 && k.first == 0 && k.last == engine.mpi_size() - 1 &&
+                             k.stride == 1 && k.tag == 0 && k.generation == 0;
+    return first_whole && engine.layout().bare_tags() ? engine.layout().bare_base() : -1;
+#endif
+  }
+
   CommKey key_;
   std::shared_ptr<Engine> engine_;
+  int bare_base_;
   std::uint32_t next_ = 0;
   int outstanding_ = 0;
   std::map<std::pair<int, int>, std::uint64_t> sent_;

@@ -10,9 +10,12 @@
 // The tag only narrows what MPI matches, so that a receive rarely sees another communicator's
 // message. It adapts to the library's MPI_TAG_UB (any value from the standard's 32767 up):
 //
-//   bit B-1         0 = a message with an envelope:
+//   bit B-1         0 = a message with an envelope, or a bare one:
 //     bit B-2         0 = user point-to-point, 1 = collective-internal
-//     next C bits     context: low bits of the key's digest
+//     next C bits     context: low bits of the key's digest, never all ones; all ones (with
+//                     bit B-2 clear) = a bare user message of the one communicator per MPI
+//                     communicator that sends them (Sequencer::bare_base): no envelope, the
+//                     tag alone says whose it is
 //     low L bits      user tag, or the collective's sequence number and phase (low bits)
 //   bit B-1         1 = the payload of a large message:
 //     bit B-2         who numbered it: 0 the sender (a transfer number, named in the envelope
@@ -59,13 +62,19 @@ class TagLayout {
 #ifdef RBC_TEST_COLLIDE_CONTEXTS
     digest = 0;
 #endif
-    const std::uint32_t context = static_cast<std::uint32_t>(digest) & context_mask_;
+    std::uint32_t context = static_cast<std::uint32_t>(digest) & context_mask_;
+    if (context == context_mask_) context ^= 1u;  // all ones: bare messages only
     const std::uint32_t value =
         label.collective ? (label.sequence << 5) | static_cast<std::uint32_t>(label.tag)
                          : static_cast<std::uint32_t>(label.tag);
     const std::uint32_t kind = label.collective ? collective_bit_ : 0u;
     return static_cast<int>(kind | (context << low_bits_) | (value & low_mask_));
   }
+
+  // Whether every user tag fits the low bits, as a bare message's tag must (B >= 22).
+  bool bare_tags() const { return low_bits_ >= 15; }
+  // The tag of the bare user message with tag 0; user tag t's is bare_base() | t.
+  int bare_base() const { return static_cast<int>(context_mask_ << low_bits_); }
 
   int payload_tag(std::uint64_t transfer) const {
     return static_cast<int>((1u << (bits_ - 1)) | (static_cast<std::uint32_t>(transfer) & mask(bits_ - 2)));

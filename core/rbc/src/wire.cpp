@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "access.hpp"
+#include "bare.hpp"
 #include "buffers.hpp"
 #include "cost/charge.hpp"
 #include "engine.hpp"
@@ -510,6 +511,16 @@ void require_live(const Engine& engine) {
 
 }  // namespace
 
+void refuse_bare(const Engine& engine, int error, int count, int mpi_source, const Label& label) {
+  int error_class = MPI_ERR_OTHER;
+  MPI_Error_class(error, &error_class);
+  if (error_class != MPI_ERR_TRUNCATE) throw_mpi_error(error, "MPI_Recv");
+  raise(engine.comm(), MPI_ERR_TRUNCATE,
+        "message truncated: a message with tag " + std::to_string(label.tag) + " from " +
+            (mpi_source == MPI_ANY_SOURCE ? std::string("any member") : "MPI rank " + std::to_string(mpi_source)) +
+            " is larger than the receive of " + std::to_string(count) + " elements");
+}
+
 void throw_mpi_error(int rc, const char* call) {
   int error_class = MPI_ERR_OTHER;
   MPI_Error_class(rc, &error_class);
@@ -550,8 +561,9 @@ Transit receive_transit(const RangeComm& comm, void* buf, int count, MPI_Datatyp
 
 namespace rbc {
 
-int wire_bytes(int payload_bytes) {
+int wire_bytes(int payload_bytes, const RangeComm& comm) {
   if (payload_bytes < 0) throw Error("wire_bytes: negative size " + std::to_string(payload_bytes));
+  if (comm.sequencer().bare_base() >= 0) return payload_bytes;
   return detail::inline_payload(payload_bytes) ? detail::envelope_bytes(detail::envelope_flags(false)) + payload_bytes
                                                : payload_bytes;
 }
@@ -570,13 +582,18 @@ void post_send(Operation& op, const RangeComm& comm, const void* buf, int count,
     op.await(request);
     return;
   }
+  Transit t;
+  t.stage = Transit::Stage::send;
+  t.mpi_source = mpi_dest;  // for a stall report
+  if (const int bare = bare_tag(comm, label); bare >= 0) {
+    check_mpi(MPI_Isend(buf, count, type, mpi_dest, bare, engine.comm(), &request), "MPI_Isend");
+    op.await(request, std::move(t));
+    return;
+  }
   const int mpi_tag = engine.layout().tag(comm.id(), label);
   const TypeInfo info(type);
   const int bound = packed_bytes(count, info);
   charge_message(charge, bound);
-  Transit t;
-  t.stage = Transit::Stage::send;
-  t.mpi_source = mpi_dest;  // for a stall report
   if (inline_payload(bound)) {
     int size = 0;
     t.wire = small_wire(engine, outgoing(comm, label, signature, mpi_dest, mpi_tag, false), buf, count, info, bound,
@@ -603,6 +620,17 @@ void post_recv(Operation& op, const RangeComm& comm, void* buf, int count, MPI_D
     MPI_Request request;
     check_mpi(MPI_Irecv(buf, count, type, mpi_source, 0, engine.comm(), &request), "MPI_Irecv");
     op.await(request);
+    return;
+  }
+  if (const int bare = bare_tag(comm, label); bare >= 0) {
+    // Straight into the user's buffer: completes as a payload does, with the user's tag.
+    Transit t = receive_transit(comm, buf, count, type, mpi_source, label, bare, signature);
+    t.stage = Transit::Stage::payload;
+    t.found_source = mpi_source;
+    t.bare = true;
+    MPI_Request request;
+    check_mpi(MPI_Irecv(buf, count, type, mpi_source, bare, engine.comm(), &request), "MPI_Irecv");
+    op.await(request, std::move(t));
     return;
   }
   const std::size_t index = op.await(MPI_REQUEST_NULL, receive_transit(comm, buf, count, type, mpi_source, label,
@@ -700,6 +728,10 @@ namespace {
 
 bool isend_in_place(Operation& op, const RangeComm& comm, Engine& engine, char* wire, const void* buf, int count,
                     MPI_Datatype type, int mpi_dest, const Label& label, cost::Kernel charge) {
+  if (mpi_dest != MPI_PROC_NULL && bare_tag(comm, label) >= 0) {
+    post_send(op, comm, buf, count, type, mpi_dest, label, 0, charge);
+    return true;
+  }
   const int bytes = in_place_bytes(type, count, kInPlaceSendBytes);
   if (bytes < 0 || mpi_dest == MPI_PROC_NULL) return false;
   require_live(engine);
@@ -722,6 +754,7 @@ void settle_send(Operation& op) {
   const std::size_t slot = op.awaited().size() - 1;
   int flag = 0;
   MPI_Status status;
+  status.MPI_ERROR = MPI_SUCCESS;
   check_mpi(MPI_Test(&op.awaited()[slot], &flag, &status), "MPI_Test");
   if (flag) op.request_done(slot, status);
 #endif
@@ -820,6 +853,9 @@ void complete_slot(Operation& op, std::size_t index, const MPI_Status& status) {
       return;
     case Transit::Stage::payload: {
       t.stage = Transit::Stage::none;
+      if (t.bare && status.MPI_ERROR != MPI_SUCCESS) [[unlikely]] {
+        refuse_bare(engine, status.MPI_ERROR, t.count, t.mpi_source, t.label);
+      }
       MPI_Status delivered = status;
       delivered.MPI_TAG = t.label.tag;
       op.deliver(index, delivered);
@@ -879,6 +915,17 @@ void probe_watched(const Engine& engine, const RangeComm& comm, int mpi_source, 
 std::optional<MPI_Status> probe_message(const RangeComm& comm, int mpi_source, const Label& label, bool block) {
   Engine& engine = *comm.engine();
   require_live(engine);
+  if (const int bare = bare_tag(comm, label); bare >= 0) {
+    MPI_Status status;
+    if (block) {
+      check_mpi(MPI_Probe(mpi_source, bare, engine.comm(), &status), "MPI_Probe");
+    } else {
+      int flag = 0;
+      check_mpi(MPI_Iprobe(mpi_source, bare, engine.comm(), &flag, &status), "MPI_Iprobe");
+      if (!flag) return std::nullopt;
+    }
+    return bare_status(status, label);
+  }
   const int mpi_tag = engine.layout().tag(comm.id(), label);
   auto from_park = [&]() -> std::optional<MPI_Status> {
     for (const Parked& m : engine.parked()) {

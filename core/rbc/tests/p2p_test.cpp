@@ -306,24 +306,143 @@ void wire_bytes_is_what_travels(Checker& check, const rbc::RangeComm& comm, MPI_
     MPI_Probe(comm.mpi_rank(0), MPI_ANY_TAG, base, &status);
     int size = -1;
     MPI_Get_count(&status, MPI_BYTE, &size);
-    check.equal(size, rbc::wire_bytes(bytes), "the MPI message of a ", bytes, "-byte payload");
+    check.equal(size, rbc::wire_bytes(bytes, comm), "the MPI message of a ", bytes, "-byte payload");
     check.check(size > bytes, "a ", bytes, "-byte payload travels with its envelope");
     rbc::recv(in.data(), bytes, MPI_BYTE, 0, 3, comm);
   }
-  check.equal(rbc::wire_bytes(1 << 20), 1 << 20, "a large payload travels as it is");
+  check.equal(rbc::wire_bytes(1 << 20, comm), 1 << 20, "a large payload travels as it is");
   bool refused = false;
   try {
-    rbc::wire_bytes(-1);
+    rbc::wire_bytes(-1, comm);
   } catch (const rbc::Error&) {
     refused = true;
   }
   check.check(refused, "wire_bytes refuses a negative size");
 }
 
+// The first handle on an MPI communicator, over all its ranks, sends its user messages bare:
+// MPI's message is the payload alone, under a tag no other communicator's message carries. A
+// second handle and a split over all ranks carry envelopes. Equal user tags on all three, sent
+// in one order and received in others, blocking and through requests, with wildcard sources
+// and probes: each receive gets its own communicator's message.
+void bare_messages(Checker& check) {
+  MPI_Comm base;
+  MPI_Comm_dup(MPI_COMM_WORLD, &base);
+  MPI_Comm_set_errhandler(base, MPI_ERRORS_RETURN);
+  {
+    const rbc::RangeComm first = rbc::RangeComm::from_mpi(base);
+    const rbc::RangeComm second = rbc::RangeComm::from_mpi(base);
+    const rbc::RangeComm whole = first.split(0, first.size() - 1);
+    check.equal(rbc::wire_bytes(8, first), 8, "the first handle's 8-byte message travels bare");
+    check.equal(rbc::wire_bytes(8, second), rbc::wire_bytes(8, whole), "the others' messages carry envelopes");
+    check.check(rbc::wire_bytes(8, second) > 8, "a second handle's 8-byte message carries an envelope");
+    const int p = first.size(), me = first.rank();
+    const int to = (me + 1) % p, from = (me + p - 1) % p;
+    const rbc::RangeComm* comms[3] = {&first, &second, &whole};
+    int out[3], in[3];
+    for (int k = 0; k < 3; ++k) out[k] = 100 * (k + 1) + me;
+
+    // Blocking receives in the opposite order of the sends, the first handle's by wildcard.
+    rbc::Request sent[3];
+    for (int k = 2; k >= 0; --k) sent[k] = rbc::isend(&out[k], 1, MPI_INT, to, 9, *comms[k]);
+    const rbc::Status probed = rbc::probe(MPI_ANY_SOURCE, 9, first);
+    check.equal(probed.source, from, "the probe on the first handle names its sender");
+    check.equal(probed.tag, 9, "the probe on the first handle gives the user's tag");
+    check.equal(probed.count(MPI_INT), 1, "the probe on the first handle counts one int");
+    for (int k = 0; k < 3; ++k) {
+      const rbc::Status got = rbc::recv(&in[k], 1, MPI_INT, k == 1 ? from : MPI_ANY_SOURCE, 9, *comms[k]);
+      check.equal(in[k], 100 * (k + 1) + from, "blocking: communicator ", k, " gets its own message");
+      check.equal(got.source, from, "blocking: communicator ", k, " names the sender");
+      check.equal(got.tag, 9, "blocking: communicator ", k, " gives the user's tag");
+      check.equal(got.count(MPI_INT), 1, "blocking: communicator ", k, " counts one int");
+    }
+    for (auto& r : sent) r.wait();
+
+    // Receives posted before any send, the first handle's first and by wildcard.
+    rbc::Request received[3];
+    for (int k = 0; k < 3; ++k) {
+      in[k] = -1;
+      received[k] = rbc::irecv(&in[k], 1, MPI_INT, k == 0 ? MPI_ANY_SOURCE : from, 9, *comms[k]);
+    }
+    rbc::barrier(whole);
+    for (int k = 2; k >= 0; --k) sent[k] = rbc::isend(&out[k], 1, MPI_INT, to, 9, *comms[k]);
+    for (int k = 2; k >= 0; --k) {
+      received[k].wait();
+      check.equal(in[k], 100 * (k + 1) + from, "requests: communicator ", k, " gets its own message");
+      check.equal(received[k].status().source, from, "requests: communicator ", k, " names the sender");
+      check.equal(received[k].status().tag, 9, "requests: communicator ", k, " gives the user's tag");
+    }
+    for (auto& r : sent) r.wait();
+
+    // On the wire: the bare message is the payload, under a tag of its own.
+    rbc::barrier(whole);
+    if (p >= 2 && (me == 0 || me == 1)) {
+      int tags[3] = {-1, -1, -1}, sizes[3] = {-1, -1, -1};
+      if (me == 0) {
+        for (int k = 0; k < 3; ++k) rbc::send(&out[k], 1, MPI_INT, 1, 9, *comms[k]);
+      } else {
+        for (int k = 0; k < 3; ++k) {
+          MPI_Status status;
+          MPI_Probe(0, MPI_ANY_TAG, base, &status);
+          tags[k] = status.MPI_TAG;
+          MPI_Get_count(&status, MPI_BYTE, &sizes[k]);
+          rbc::recv(&in[k], 1, MPI_INT, 0, 9, *comms[k]);
+          check.equal(in[k], 100 * (k + 1), "on the wire: communicator ", k, " gets its own message");
+        }
+        check.equal(sizes[0], static_cast<int>(sizeof(int)), "the first handle's message is its payload alone");
+        check.equal(sizes[1], rbc::wire_bytes(static_cast<int>(sizeof(int)), second), "the second handle's message has its envelope");
+        check.check(tags[0] != tags[1] && tags[0] != tags[2], "the bare message's tag is its own");
+      }
+    }
+    rbc::barrier(whole);
+
+    // A bare message larger than the receive: MPI finds it, since no envelope told RBC its size,
+    // and RBC reports it as it reports its own (MPI_ERR_TRUNCATE under MPI_ERRORS_RETURN). The
+    // message is taken: the next one arrives as sent. A request's error goes through the handler
+    // MPI applies to MPI_Waitany: the communicator's under Open MPI and SMPI, MPI_COMM_WORLD's
+    // under MPICH 4.0, so both return errors here.
+    MPI_Errhandler world_handler;
+    MPI_Comm_get_errhandler(MPI_COMM_WORLD, &world_handler);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (p >= 2 && me < 2) {
+      const int peer = 1 - me;
+      int big[4] = {1, 2, 3, 4}, small[2] = {0, 0};
+      for (bool requests : {false, true}) {
+        rbc::Request outgoing = rbc::isend(big, 4, MPI_INT, peer, 11, first);
+        int error_class = MPI_SUCCESS;
+        try {
+          if (requests) {
+            rbc::irecv(small, 2, MPI_INT, peer, 11, first).wait();
+          } else {
+            rbc::recv(small, 2, MPI_INT, peer, 11, first);
+          }
+        } catch (const rbc::Error& e) {
+          error_class = e.error_class();
+        }
+        check.equal(error_class, MPI_ERR_TRUNCATE, requests ? "irecv" : "recv", " of 2 ints, 4 sent: truncated");
+        outgoing.wait();
+        int next = 50 + me, got = -1;
+        rbc::sendrecv(&next, 1, MPI_INT, peer, 11, &got, 1, MPI_INT, peer, 11, first);
+        check.equal(got, 50 + peer, requests ? "irecv" : "recv", ": the next message after the truncated one");
+      }
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, world_handler);
+    MPI_Errhandler_free(&world_handler);
+    rbc::barrier(whole);
+  }
+  MPI_Comm_free(&base);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   return janus::testing::run_test(argc, argv, "p2p_test", [](Checker& check) {
+    {
+      // First: the test's first communicator value that RBC sees (a handle on a value RBC has
+      // seen before, which MPI may reuse for a new communicator, carries envelopes).
+      Context bare(check, "bare messages");
+      bare_messages(check);
+    }
     int p = 0;
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     auto layouts = rbc_test::standard_layouts(p, p > 8);

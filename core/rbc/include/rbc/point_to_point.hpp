@@ -31,10 +31,11 @@ Status sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int d
 Status probe(int source, int tag, const RangeComm& comm);
 std::optional<Status> iprobe(int source, int tag, const RangeComm& comm);
 
-// The bytes of the one MPI message rbc::send makes of a payload of `payload_bytes` contiguous
-// bytes, its envelope included; for a payload that travels apart from its envelope (a large
-// one), the payload's own. What the MPI library's time for a message of that size is set
-// against, to tell RBC's own work from the cost of its envelope's bytes (bench/p2p.cpp).
-int wire_bytes(int payload_bytes);
+// The bytes of the one MPI message rbc::send on `comm` makes of a payload of `payload_bytes`
+// contiguous bytes, its envelope included; for a payload that travels apart from its envelope (a
+// large one), or a bare message (README, "Isolation"), the payload's own. What the MPI library's
+// time for a message of that size is set against, to tell RBC's own work from the cost of its
+// envelope's bytes (bench/p2p.cpp).
+int wire_bytes(int payload_bytes, const RangeComm& comm);
 
 }  // namespace rbc
