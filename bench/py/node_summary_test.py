@@ -68,6 +68,22 @@ class Summary(unittest.TestCase):
         self.assertIn("| pingpong | 8 | 1.35 (1.30-1.40) | not met (<= 1.1) | 1.15 (1.10-1.20) | 1.18 (1.08-1.27) |",
                       text)
 
+    def test_pingpong_on_the_handle_and_on_a_split(self):
+        records = []
+        for rnd, (rbc, enveloped, wire) in enumerate(((1.05, 1.3, 1.2), (1.07, 1.4, 1.1)), start=1):
+            records += [{"variant": "pingpong", "implementation": "rbc", "n": 8, "median_s": rbc, "round": rnd},
+                        {"variant": "pingpong", "implementation": "rbc_enveloped", "n": 8, "median_s": enveloped,
+                         "round": rnd},
+                        {"variant": "pingpong", "implementation": "mpi", "n": 8, "median_s": 1.0, "round": rnd},
+                        {"variant": "pingpong", "implementation": "mpi_wire", "n": 8, "median_s": wire, "round": rnd}]
+        text = "\n".join(node_summary.p2p_table(records))
+        self.assertIn("travel bare", text)
+        self.assertIn("RBC on a split (envelopes) / MPI", text)
+        # the handle 1.05 and 1.07 (met); the split 1.30 and 1.40, of it the envelope's bytes 1.20 and 1.10 and
+        # RBC's own work 1.08 and 1.27
+        self.assertIn("| pingpong | 8 | 1.06 (1.05-1.07) | met (<= 1.1) | 1.35 (1.30-1.40) | 1.15 (1.10-1.20) | "
+                      "1.18 (1.08-1.27) |", text)
+
     def test_directory_without_records_says_so(self):
         with tempfile.TemporaryDirectory() as d:
             with open(os.path.join(d, "steps.txt"), "w") as f:

@@ -116,8 +116,8 @@ def quick():
     jobs.append(Job("collectives", "mpi", mpi_p, reps + ["--sizes=1,4096"]))
     # Issue 16's size range, 8 B to 8 MiB, where two ranks are not oversubscribed.
     jobs.append(Job("collectives", "mpi", 2, ["--warmup=2", "--reps=7", "--sizes=1,1024,131072,1048576"]))
-    jobs.append(Job("p2p", "mpi", 2, ["--warmup=2", "--reps=9", "--sizes=8,1024,65536", "--impls=rbc,mpi,mpi_wire"]))
-    jobs.append(Job("p2p", "smpi", 2, ["--warmup=1", "--reps=3", "--sizes=8,1024,65536", "--impls=rbc,mpi,mpi_wire"]))
+    jobs.append(Job("p2p", "mpi", 2, ["--warmup=2", "--reps=9", "--sizes=8,1024,65536", "--impls=rbc,rbc_enveloped,mpi,mpi_wire"]))
+    jobs.append(Job("p2p", "smpi", 2, ["--warmup=1", "--reps=3", "--sizes=8,1024,65536", "--impls=rbc,rbc_enveloped,mpi,mpi_wire"]))
     jobs.append(Job("split_bcast", "mpi", mpi_p, reps + ["--sizes=1"]))
     jobs.append(Job("sort", "mpi", mpi_p, reps + ["--nps=1,1024", "--distributions=uniform",
                                                    "--impls=jquick_rbc,jquick_mpi_create_group,hypercube_rbc"]))

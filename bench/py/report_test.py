@@ -153,6 +153,19 @@ class RealMachines(unittest.TestCase):
         row = next(line for line in text.splitlines() if line.startswith("| 2 | 8 |"))
         self.assertIn("| 1.50x | not met | 1.2 us | 1.20x | 1.25x |", row)
 
+    def test_pingpong_on_the_handle_beside_a_split(self):
+        def p2p(impl, seconds):
+            return {"benchmark": "p2p", "backend": "mpi", "platform": "node", "mpi_library": "Open MPI v4.1.4",
+                    "platform_params": {"name": "node", "host_cores": 2, "oversubscribed": False}, "rev": "test",
+                    "p": 2, "variant": "pingpong", "implementation": impl, "n": 8, "median_s": seconds,
+                    "warmup": 1, "repetitions": 1, "min_s": seconds, "max_s": seconds}
+        recs = [p2p("rbc", 1.05e-6), p2p("rbc_enveloped", 1.5e-6), p2p("mpi", 1.0e-6), p2p("mpi_wire", 1.2e-6)]
+        text = PlatformsApart.generate(self, recs)
+        self.assertIn("whose user messages travel bare", text)
+        self.assertIn("rbc's own work (split / wire)", text)
+        row = next(line for line in text.splitlines() if line.startswith("| 2 | 8 |"))
+        self.assertIn("| 1.05x | met | 1.50x | 1.2 us | 1.20x | 1.25x |", row)
+
 
 if __name__ == "__main__":
     unittest.main()

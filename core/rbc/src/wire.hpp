@@ -12,8 +12,10 @@
 #include "rbc/comm.hpp"
 #include "tags.hpp"
 
-// How RBC puts messages on the wire. Every message starts with an envelope: the exact key of
-// its communicator and its label (user tag, or collective sequence and phase). A receive takes
+// How RBC puts messages on the wire. Every message but a bare one (bare.hpp: the user messages of
+// the one communicator per MPI communicator whose tags say whose they are) starts with an
+// envelope: the exact key of its communicator and its label (user tag, or collective sequence
+// and phase). A receive takes
 // a message only if both are its own; a message that MPI matched to the wrong receive (their
 // MPI tags coincide) is parked for its owner, and a posted receive of the owner is cancelled
 // and served from the park, so no message ever reaches another communicator's receive.

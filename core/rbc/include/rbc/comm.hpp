@@ -19,8 +19,9 @@ struct CommAccess;
 }
 
 // Tags users may pass to RBC point-to-point calls: 0..max_user_tag, the range every MPI
-// library guarantees. Tags travel in each message's envelope, so they do not depend on the MPI
-// library's MPI_TAG_UB, and equal tags on different communicators never match each other.
+// library guarantees. Tags travel in each message's envelope (or, for the one communicator per
+// MPI communicator whose messages travel bare, in bits of the MPI tag no other communicator's
+// message has), so equal tags on different communicators never match each other.
 inline constexpr int max_user_tag = 32767;
 
 // A communicator over a strided range of ranks of an MPI communicator.
@@ -65,7 +66,8 @@ class RangeComm {
   ~RangeComm() = default;
 
   // All ranks of `comm`. Collective over `comm`: an exclusive scan of 8 bytes and an allreduce of
-  // 16 (where nodes start, see node_members, and the handle's identity). Works with any MPI
+  // 16 (where nodes start, see node_members, and the handle's identity). The first handle made on
+  // `comm` sends its point-to-point messages bare, without an envelope (README, "Isolation"). Works with any MPI
   // library (any MPI_TAG_UB from the standard's 32767 up). RBC sends on `comm` itself with tags
   // of its own: a raw MPI receive with MPI_ANY_TAG on `comm` may take RBC's messages (give such
   // traffic a communicator of its own). Freeing `comm` while RangeComms of it are in use makes
