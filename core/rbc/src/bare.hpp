@@ -8,7 +8,8 @@
 
 // Bare messages: the user messages of the one communicator per MPI communicator whose tags alone
 // say whose they are (Sequencer::bare_base) travel without an envelope, straight between the
-// users' buffers, as MPI's own do.
+// users' buffers, as MPI's own do. The simulation charges them no work of RBC's (cost::charge):
+// what is left is argument checks, about 200 instructions per send and receive pair.
 namespace rbc::detail {
 
 // The MPI tag of a bare message, or -1 where the message carries an envelope. `comm` has been
