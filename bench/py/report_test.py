@@ -25,6 +25,14 @@ def write(path, recs):
             f.write(json.dumps(r) + "\n")
 
 
+
+def p2p(impl, seconds):
+    """A real 8-byte ping-pong record of `impl` on two ranks."""
+    return {"benchmark": "p2p", "backend": "mpi", "platform": "node", "mpi_library": "Open MPI v4.1.4",
+            "platform_params": {"name": "node", "host_cores": 2, "oversubscribed": False}, "rev": "test",
+            "p": 2, "variant": "pingpong", "implementation": impl, "n": 8, "median_s": seconds,
+            "warmup": 1, "repetitions": 1, "min_s": seconds, "max_s": seconds}
+
 class PlatformsApart(unittest.TestCase):
     def generate(self, recs):
         out = tempfile.mkdtemp()
@@ -142,11 +150,6 @@ class RealMachines(unittest.TestCase):
         self.assertIn("# Open MPI v4.1.4 on node (2 cores)\n", text)
 
     def test_pingpong_splits_into_envelope_bytes_and_own_work(self):
-        def p2p(impl, seconds):
-            return {"benchmark": "p2p", "backend": "mpi", "platform": "node", "mpi_library": "Open MPI v4.1.4",
-                    "platform_params": {"name": "node", "host_cores": 2, "oversubscribed": False}, "rev": "test",
-                    "p": 2, "variant": "pingpong", "implementation": impl, "n": 8, "median_s": seconds,
-                    "warmup": 1, "repetitions": 1, "min_s": seconds, "max_s": seconds}
         recs = [p2p("rbc", 1.5e-6), p2p("mpi", 1.0e-6), p2p("mpi_wire", 1.2e-6)]
         text = PlatformsApart.generate(self, recs)
         self.assertIn("envelope's bytes (wire / mpi)", text)
@@ -154,11 +157,6 @@ class RealMachines(unittest.TestCase):
         self.assertIn("| 1.50x | not met | 1.2 us | 1.20x | 1.25x |", row)
 
     def test_pingpong_on_the_handle_beside_a_split(self):
-        def p2p(impl, seconds):
-            return {"benchmark": "p2p", "backend": "mpi", "platform": "node", "mpi_library": "Open MPI v4.1.4",
-                    "platform_params": {"name": "node", "host_cores": 2, "oversubscribed": False}, "rev": "test",
-                    "p": 2, "variant": "pingpong", "implementation": impl, "n": 8, "median_s": seconds,
-                    "warmup": 1, "repetitions": 1, "min_s": seconds, "max_s": seconds}
         recs = [p2p("rbc", 1.05e-6), p2p("rbc_enveloped", 1.5e-6), p2p("mpi", 1.0e-6), p2p("mpi_wire", 1.2e-6)]
         text = PlatformsApart.generate(self, recs)
         self.assertIn("whose user messages travel bare", text)
