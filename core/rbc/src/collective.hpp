@@ -128,8 +128,18 @@ class Collective : public Operation {
   // and received in the same order, and MPI keeps that order.
   Label label(Phase) const { return collective_label(sequence_, kUp); }
 #else
-  Label label(Phase phase) const { return collective_label(sequence_, phase); }
+  Label label(Phase phase) const {
+    return bare_ ? bare_collective_label(sequence_, phase) : collective_label(sequence_, phase);
+  }
 #endif
+
+ public:
+  // Called for a blocking collective before it posts anything: on the communicator whose
+  // messages travel bare (bare.hpp), its messages do too. Every member knows whether a call is
+  // blocking; as in MPI, a blocking collective never matches a nonblocking one.
+  void mark_blocking() { bare_ = CommAccess::sequencer(comm()).bare_base() >= 0; }
+
+ protected:
 
   void send(const void* buf, int count, MPI_Datatype type, int rank, Phase phase) {
     if (immediate_ && tree_sends_) {
@@ -222,6 +232,7 @@ class Collective : public Operation {
   bool released_ = false;
   bool agreed_ = false;
   bool immediate_ = false;
+  bool bare_ = false;
   bool tree_sends_ = false;
   // A step's first small send goes from here (isend_in_place).
   bool in_place_busy_ = false;

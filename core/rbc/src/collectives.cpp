@@ -1745,10 +1745,13 @@ template <class Op, class... Args>
 Request start(Launch launch, const RangeComm& comm, Args&&... args) {
   if (launch == Launch::blocking && detail::runs_immediately(comm)) {
     Op op(std::forward<Args>(args)...);
+    op.mark_blocking();
     op.run_immediately();
     return Request();
   }
-  return Request(detail::make_operation<Op>(*comm.engine(), std::forward<Args>(args)...));
+  detail::OperationPtr op = detail::make_operation<Op>(*comm.engine(), std::forward<Args>(args)...);
+  if (launch == Launch::blocking) static_cast<Op&>(*op).mark_blocking();
+  return Request(std::move(op));
 }
 
 }  // namespace

@@ -12,10 +12,10 @@
 //
 //   bit B-1         0 = a message with an envelope, or a bare one:
 //     bit B-2         0 = user point-to-point, 1 = collective-internal
-//     next C bits     context: low bits of the key's digest, never all ones; all ones (with
-//                     bit B-2 clear) = a bare user message of the one communicator per MPI
-//                     communicator that sends them (Sequencer::bare_base): no envelope, the
-//                     tag alone says whose it is
+//     next C bits     context: low bits of the key's digest, never all ones; all ones = a bare
+//                     message (no envelope, the tag alone says whose it is) of the one
+//                     communicator per MPI communicator that sends them (Sequencer::bare_base):
+//                     a user message (bit B-2 clear) or a blocking collective's (set)
 //     low L bits      user tag, or the collective's sequence number and phase (low bits)
 //   bit B-1         1 = the payload of a large message:
 //     bit B-2         who numbered it: 0 the sender (a transfer number, named in the envelope
@@ -42,6 +42,8 @@ struct Label {
 
 inline Label user_label(int tag) { return Label{0, 0, tag}; }
 inline Label collective_label(std::uint32_t sequence, int phase) { return Label{1, sequence, phase}; }
+// A blocking collective's on the communicator whose messages travel bare (bare.hpp).
+inline Label bare_collective_label(std::uint32_t sequence, int phase) { return Label{2, sequence, phase}; }
 
 class TagLayout {
  public:
@@ -75,6 +77,12 @@ class TagLayout {
   bool bare_tags() const { return low_bits_ >= 15; }
   // The tag of the bare user message with tag 0; user tag t's is bare_base() | t.
   int bare_base() const { return static_cast<int>(context_mask_ << low_bits_); }
+  // The tag of a bare blocking collective's message (bare_collective_label): the collective bit,
+  // the all-ones context, and the low bits of sequence number and phase.
+  int bare_collective_tag(const Label& label) const {
+    const std::uint32_t value = (label.sequence << 5) | static_cast<std::uint32_t>(label.tag);
+    return static_cast<int>(collective_bit_ | (context_mask_ << low_bits_) | (value & low_mask_));
+  }
 
   int payload_tag(std::uint64_t transfer) const {
     return static_cast<int>((1u << (bits_ - 1)) | (static_cast<std::uint32_t>(transfer) & mask(bits_ - 2)));

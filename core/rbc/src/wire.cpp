@@ -644,6 +644,22 @@ std::size_t post_exchange(Operation& op, const RangeComm& comm, const void* buf,
                           std::uint64_t signature, cost::Kernel charge) {
   Engine& engine = *comm.engine();
   require_live(engine);
+  if (const int bare = bare_tag(comm, label); bare >= 0) {
+    // Both payloads straight between the buffers: the receive first, then the send, whose slot
+    // is returned (once complete, this side's payload is on its way).
+    Transit in = receive_transit(comm, rbuf, rcount, rtype, mpi_partner, label, bare, signature);
+    in.stage = Transit::Stage::payload;
+    in.found_source = mpi_partner;
+    in.bare = true;
+    MPI_Request request;
+    check_mpi(MPI_Irecv(rbuf, rcount, rtype, mpi_partner, bare, engine.comm(), &request), "MPI_Irecv");
+    op.await(request, std::move(in));
+    Transit out;
+    out.stage = Transit::Stage::send;
+    out.mpi_source = mpi_partner;
+    check_mpi(MPI_Isend(buf, count, type, mpi_partner, bare, engine.comm(), &request), "MPI_Isend");
+    return op.await(request, std::move(out));
+  }
   const TypeInfo info(type);
   const int bound = packed_bytes(count, info);
   const bool awaits = !inline_payload(bound);
@@ -764,6 +780,10 @@ void send_now(const RangeComm& comm, Engine& engine, const void* buf, int count,
               const Label& label) {
   require_live(engine);
   if (mpi_dest == MPI_PROC_NULL) return;
+  if (const int bare = bare_tag(comm, label); bare >= 0) {
+    check_mpi(MPI_Send(buf, count, type, mpi_dest, bare, engine.comm()), "MPI_Send");
+    return;
+  }
   const int mpi_tag = engine.layout().tag(comm.id(), label);
   const int bytes = in_place_bytes(type, count, kEagerWireBytes - kExtendedBytes);
   if (bytes >= 0) {
@@ -796,6 +816,12 @@ void send_now(const RangeComm& comm, Engine& engine, const void* buf, int count,
 MPI_Status recv_now(const RangeComm& comm, Engine& engine, void* buf, int count, MPI_Datatype type, int mpi_source,
                     const Label& label) {
   require_live(engine);
+  if (const int bare = bare_tag(comm, label); bare >= 0) {
+    MPI_Status status;
+    const int rc = MPI_Recv(buf, count, type, mpi_source, bare, engine.comm(), &status);
+    if (rc != MPI_SUCCESS) [[unlikely]] refuse_bare(engine, rc, count, mpi_source, label);
+    return bare_status(status, label);
+  }
   const int mpi_tag = engine.layout().tag(comm.id(), label);
   // The general path's view of this receive; the common case below needs none of it.
   const auto transit = [&] { return receive_transit(comm, buf, count, type, mpi_source, label, mpi_tag); };
