@@ -555,6 +555,19 @@ Transit receive_transit(const RangeComm& comm, void* buf, int count, MPI_Datatyp
   return t;
 }
 
+// A bare message's receive (tag `bare`), straight into the buffer: it completes as a payload does,
+// with the label's tag.
+void post_bare_recv(Operation& op, const RangeComm& comm, void* buf, int count, MPI_Datatype type, int mpi_source,
+                    const Label& label, int bare, std::uint64_t signature) {
+  Transit t = receive_transit(comm, buf, count, type, mpi_source, label, bare, signature);
+  t.stage = Transit::Stage::payload;
+  t.found_source = mpi_source;
+  t.bare = true;
+  MPI_Request request;
+  check_mpi(MPI_Irecv(buf, count, type, mpi_source, bare, comm.engine()->comm(), &request), "MPI_Irecv");
+  op.await(request, std::move(t));
+}
+
 }  // namespace
 
 }  // namespace rbc::detail
@@ -623,14 +636,7 @@ void post_recv(Operation& op, const RangeComm& comm, void* buf, int count, MPI_D
     return;
   }
   if (const int bare = bare_tag(comm, label); bare >= 0) {
-    // Straight into the user's buffer: completes as a payload does, with the user's tag.
-    Transit t = receive_transit(comm, buf, count, type, mpi_source, label, bare, signature);
-    t.stage = Transit::Stage::payload;
-    t.found_source = mpi_source;
-    t.bare = true;
-    MPI_Request request;
-    check_mpi(MPI_Irecv(buf, count, type, mpi_source, bare, engine.comm(), &request), "MPI_Irecv");
-    op.await(request, std::move(t));
+    post_bare_recv(op, comm, buf, count, type, mpi_source, label, bare, signature);
     return;
   }
   const std::size_t index = op.await(MPI_REQUEST_NULL, receive_transit(comm, buf, count, type, mpi_source, label,
@@ -647,13 +653,8 @@ std::size_t post_exchange(Operation& op, const RangeComm& comm, const void* buf,
   if (const int bare = bare_tag(comm, label); bare >= 0) {
     // Both payloads straight between the buffers: the receive first, then the send, whose slot
     // is returned (once complete, this side's payload is on its way).
-    Transit in = receive_transit(comm, rbuf, rcount, rtype, mpi_partner, label, bare, signature);
-    in.stage = Transit::Stage::payload;
-    in.found_source = mpi_partner;
-    in.bare = true;
+    post_bare_recv(op, comm, rbuf, rcount, rtype, mpi_partner, label, bare, signature);
     MPI_Request request;
-    check_mpi(MPI_Irecv(rbuf, rcount, rtype, mpi_partner, bare, engine.comm(), &request), "MPI_Irecv");
-    op.await(request, std::move(in));
     Transit out;
     out.stage = Transit::Stage::send;
     out.mpi_source = mpi_partner;
