@@ -3,6 +3,8 @@
 #include <mpi.h>
 
 #include "access.hpp"
+#include "engine.hpp"
+#include "mpi_error.hpp"
 #include "rbc/comm.hpp"
 #include "tags.hpp"
 
@@ -13,8 +15,9 @@
 // rank blocking collectives run one after the other, so between two ranks their messages under
 // one tag are sent and received in the same order (and a collective's own messages between two
 // ranks in one direction are, collective.hpp), which MPI keeps. Nonblocking collectives, which
-// may overtake each other, keep their envelopes. The simulation charges them no work of RBC's (cost::charge):
-// what is left is argument checks, about 200 instructions per send and receive pair.
+// may overtake each other, keep their envelopes. The simulation charges bare messages no work
+// of RBC's (cost::charge): what is left is argument checks, about 200 instructions per send and
+// receive pair.
 namespace rbc::detail {
 
 // The MPI tag of a bare message, or -1 where the message carries an envelope: a user message or
@@ -26,10 +29,34 @@ namespace rbc::detail {
   return label.collective == 0 ? base | label.tag : CommAccess::engine(comm).layout().bare_collective_tag(label);
 }
 
-// A bare receive's status: MPI's, with the user's tag.
-inline MPI_Status bare_status(MPI_Status status, const Label& label) {
+// A bare receive of `count` elements that MPI completed with `error`: a message larger than the
+// buffer (which MPI finds, since no envelope told RBC its size) goes through the communicator's
+// error handler as RBC's own errors do, then throws rbc::Error; any other error throws.
+[[noreturn]] void refuse_bare(const Engine& engine, int error, int count, int mpi_source, const Label& label);
+
+// The blocking send of a bare message (MPI_Send); false, with nothing sent, where the message
+// carries an envelope. Inline: the blocking point-to-point calls take it before the general path
+// (send_now), whose set-up costs a bare message more than its own work.
+[[gnu::always_inline]] inline bool send_bare(const RangeComm& comm, const Engine& engine, const void* buf, int count,
+                                             MPI_Datatype type, int mpi_dest, const Label& label) {
+  const int bare = bare_tag(comm, label);
+  if (bare < 0) return false;
+  check_mpi(MPI_Send(buf, count, type, mpi_dest, bare, engine.comm()), "MPI_Send");
+  return true;
+}
+
+// The blocking receive of a bare message (MPI_Recv) into `status`, which then carries the
+// label's tag; false, with nothing received, where the message carries an envelope. Inline, as
+// send_bare.
+[[gnu::always_inline]] inline bool recv_bare(const RangeComm& comm, const Engine& engine, void* buf, int count,
+                                             MPI_Datatype type, int mpi_source, const Label& label,
+                                             MPI_Status& status) {
+  const int bare = bare_tag(comm, label);
+  if (bare < 0) return false;
+  const int rc = MPI_Recv(buf, count, type, mpi_source, bare, engine.comm(), &status);
+  if (rc != MPI_SUCCESS) [[unlikely]] refuse_bare(engine, rc, count, mpi_source, label);
   status.MPI_TAG = label.tag;
-  return status;
+  return true;
 }
 
 }  // namespace rbc::detail

@@ -84,10 +84,7 @@ void send(const void* buf, int count, MPI_Datatype type, int dest, int tag, cons
   if (dest == MPI_PROC_NULL) return;
   const int mpi_dest = CommAccess::mpi_rank(comm, dest);
   const detail::Label label = detail::user_label(tag);
-  if (const int bare = detail::bare_tag(comm, label); bare >= 0) {
-    detail::check_mpi(MPI_Send(buf, count, type, mpi_dest, bare, engine.comm()), "MPI_Send");
-    return;
-  }
+  if (detail::send_bare(comm, engine, buf, count, type, mpi_dest, label)) return;
   detail::send_now(comm, engine, buf, count, type, mpi_dest, label);
 }
 
@@ -119,11 +116,7 @@ Status recv(void* buf, int count, MPI_Datatype type, int source, int tag, const 
   const int mpi_source = source == MPI_ANY_SOURCE ? MPI_ANY_SOURCE : CommAccess::mpi_rank(comm, source);
   const detail::Label label = detail::user_label(tag);
   Status s;
-  if (const int bare = detail::bare_tag(comm, label); bare >= 0) {
-    const int rc = MPI_Recv(buf, count, type, mpi_source, bare, engine.comm(), &s.mpi);
-    if (rc != MPI_SUCCESS) [[unlikely]] detail::refuse_bare(engine, rc, count, mpi_source, label);
-    s.mpi.MPI_TAG = tag;
-  } else {
+  if (!detail::recv_bare(comm, engine, buf, count, type, mpi_source, label, s.mpi)) {
     s.mpi = detail::recv_now(comm, engine, buf, count, type, mpi_source, label);
   }
   s.source = source == MPI_ANY_SOURCE ? comm.rank_of_mpi(s.mpi.MPI_SOURCE) : source;

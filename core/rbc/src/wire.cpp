@@ -654,12 +654,8 @@ std::size_t post_exchange(Operation& op, const RangeComm& comm, const void* buf,
     // Both payloads straight between the buffers: the receive first, then the send, whose slot
     // is returned (once complete, this side's payload is on its way).
     post_bare_recv(op, comm, rbuf, rcount, rtype, mpi_partner, label, bare, signature);
-    MPI_Request request;
-    Transit out;
-    out.stage = Transit::Stage::send;
-    out.mpi_source = mpi_partner;
-    check_mpi(MPI_Isend(buf, count, type, mpi_partner, bare, engine.comm(), &request), "MPI_Isend");
-    return op.await(request, std::move(out));
+    post_send(op, comm, buf, count, type, mpi_partner, label, signature, charge);
+    return op.awaited().size() - 1;
   }
   const TypeInfo info(type);
   const int bound = packed_bytes(count, info);
@@ -780,11 +776,7 @@ void settle_send(Operation& op) {
 void send_now(const RangeComm& comm, Engine& engine, const void* buf, int count, MPI_Datatype type, int mpi_dest,
               const Label& label) {
   require_live(engine);
-  if (mpi_dest == MPI_PROC_NULL) return;
-  if (const int bare = bare_tag(comm, label); bare >= 0) {
-    check_mpi(MPI_Send(buf, count, type, mpi_dest, bare, engine.comm()), "MPI_Send");
-    return;
-  }
+  if (mpi_dest == MPI_PROC_NULL || send_bare(comm, engine, buf, count, type, mpi_dest, label)) return;
   const int mpi_tag = engine.layout().tag(comm.id(), label);
   const int bytes = in_place_bytes(type, count, kEagerWireBytes - kExtendedBytes);
   if (bytes >= 0) {
@@ -817,12 +809,7 @@ void send_now(const RangeComm& comm, Engine& engine, const void* buf, int count,
 MPI_Status recv_now(const RangeComm& comm, Engine& engine, void* buf, int count, MPI_Datatype type, int mpi_source,
                     const Label& label) {
   require_live(engine);
-  if (const int bare = bare_tag(comm, label); bare >= 0) {
-    MPI_Status status;
-    const int rc = MPI_Recv(buf, count, type, mpi_source, bare, engine.comm(), &status);
-    if (rc != MPI_SUCCESS) [[unlikely]] refuse_bare(engine, rc, count, mpi_source, label);
-    return bare_status(status, label);
-  }
+  if (MPI_Status status; recv_bare(comm, engine, buf, count, type, mpi_source, label, status)) return status;
   const int mpi_tag = engine.layout().tag(comm.id(), label);
   // The general path's view of this receive; the common case below needs none of it.
   const auto transit = [&] { return receive_transit(comm, buf, count, type, mpi_source, label, mpi_tag); };
@@ -951,7 +938,8 @@ std::optional<MPI_Status> probe_message(const RangeComm& comm, int mpi_source, c
       check_mpi(MPI_Iprobe(mpi_source, bare, engine.comm(), &flag, &status), "MPI_Iprobe");
       if (!flag) return std::nullopt;
     }
-    return bare_status(status, label);
+    status.MPI_TAG = label.tag;
+    return status;
   }
   const int mpi_tag = engine.layout().tag(comm.id(), label);
   auto from_park = [&]() -> std::optional<MPI_Status> {

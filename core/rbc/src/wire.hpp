@@ -127,12 +127,6 @@ void send_now(const RangeComm& comm, Engine& engine, const void* buf, int count,
 MPI_Status recv_now(const RangeComm& comm, Engine& engine, void* buf, int count, MPI_Datatype type, int mpi_source,
                     const Label& label);
 
-// A bare receive (bare.hpp) of `count` elements that MPI completed with `error`: a message
-// larger than the buffer (which MPI finds, since no envelope told RBC its size) goes through
-// the communicator's error handler as RBC's own errors do, then throws rbc::Error; any other
-// error throws.
-[[noreturn]] void refuse_bare(const Engine& engine, int error, int count, int mpi_source, const Label& label);
-
 // Runs when MPI has completed the request in op.awaited()[index] (set to MPI_REQUEST_NULL by the
 // caller). Leaves a new request there if the receive goes on.
 void complete_slot(Operation& op, std::size_t index, const MPI_Status& status);
