@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
@@ -13,6 +14,7 @@
 #include "checks.hpp"
 #include "collective.hpp"
 #include "cost/charge.hpp"
+#include "direct.hpp"
 #include "inline_vector.hpp"
 #include "overlap.hpp"
 #include "rbc/error.hpp"
@@ -393,6 +395,9 @@ class Butterfly {
   int done() const { return done_; }
   // The bit of the round next_partner last returned.
   int bit() const { return bit_; }
+  // Whether the rounds go in bit order (no spread for this participant): after k rounds
+  // done() is 2^k - 1.
+  bool in_order() const { return offset_ == 0; }
   // This rank's place among the q participants.
   int virtual_rank() const { return virtual_rank(rank_); }
   int virtual_rank(int rank) const { return rank < 2 * rem_ ? rank / 2 : rank - rem_; }
@@ -1360,6 +1365,8 @@ class AllgatherDoubling final : public Collective {
     return p > 1 && ((p & (p - 1)) == 0 || elements * TypeInfo(type).size <= kFoldBytes);
   }
   static constexpr std::int64_t kFoldBytes = 16384;
+  // The whole block's bytes up to which the rounds spread over a node's ranks.
+  static constexpr std::int64_t kSpreadBytes = 16384;
 
  private:
   void pack_own() {
@@ -1500,7 +1507,6 @@ class AllgatherDoubling final : public Collective {
   int unpack_from_ = -1;  // whose runs incoming_ holds, and after which rounds
   int unpack_done_ = 0;
   Butterfly fly_{comm().size(), comm().rank()};
-  static constexpr std::int64_t kSpreadBytes = 16384;
   static constexpr int kFoldedIn = 100;
   static constexpr int kUnpack = 101;
 };
@@ -1757,12 +1763,30 @@ Request start(Launch launch, const RangeComm& comm, Args&&... args) {
 }  // namespace
 
 namespace {
+// Bcast's messages, sent directly (detail::Direct).
+void direct_bcast(void* buf, int count, MPI_Datatype type, int root, const RangeComm& comm) {
+  using detail::CommAccess;
+  detail::Direct run(comm);
+  const BinomialTree tree(CommAccess::size(comm), root, CommAccess::rank(comm));
+  if (!tree.is_root()) {
+    run.receive(buf, count, type, CommAccess::mpi_rank(comm, tree.absolute(tree.parent())), detail::kDown);
+  }
+  const auto& children = tree.children();
+  for (auto c = children.rbegin(); c != children.rend(); ++c) {
+    run.send(buf, count, type, CommAccess::mpi_rank(comm, tree.absolute(*c)), detail::kDown);
+  }
+}
+
 Request bcast_call(Launch launch, void* buf, int count, MPI_Datatype type, int root, const RangeComm& comm) {
   detail::check_count("bcast", count);
   detail::check_type("bcast", type);
   detail::check_rank("bcast", "root", root, comm);
   detail::check_buffer("bcast", buf, count, type);
   if (scatter_bcast(type, count, comm.size())) return start<BcastScatter>(launch, comm, buf, count, type, root, comm);
+  if (launch == Launch::blocking && detail::Direct::applies(comm)) {
+    direct_bcast(buf, count, type, root, comm);
+    return Request();
+  }
   return start<Bcast>(launch, comm, buf, count, type, root, comm);
 }
 }  // namespace
@@ -1776,6 +1800,52 @@ void bcast(void* buf, int count, MPI_Datatype type, int root, const RangeComm& c
 }
 
 namespace {
+// Reduce's messages (to one root), sent directly (detail::Direct): the children's parts come up
+// the tree and are combined in rank order behind this rank's input.
+void direct_reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
+                   const RangeComm& comm) {
+  using detail::CommAccess;
+  detail::Direct run(comm);
+  const int me = CommAccess::rank(comm);
+  const TypeInfo info(type);
+  const bool commute = commutative(op);
+  const BinomialTree tree(CommAccess::size(comm), commute ? root : 0, me);
+  const void* input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+  const void* result = input;
+  const auto& children = tree.children();
+  const int held = children.empty() ? 0 : count;
+  detail::DirectBuffer own(run.scratch(), info, held);
+  detail::DirectBuffer other(run.scratch(), info, held);
+  if (!children.empty()) {
+    // The running combination: in the receive buffer where this rank gets the result.
+    void* acc = me == root && tree.is_root() ? recvbuf : own.get();
+    void* part = other.get();
+    if (acc != input) detail::copy_elements(input, acc, count, info);
+    for (int c : children) {
+      run.receive(part, count, type, CommAccess::mpi_rank(comm, tree.absolute(c)), detail::kUp);
+      if (commute) {
+        reduce_local(part, acc, count, info, op);
+      } else {
+        reduce_local(acc, part, count, info, op);
+        std::swap(acc, part);
+      }
+    }
+    result = acc;
+  }
+  if (!tree.is_root()) {
+    run.send(result, count, type, CommAccess::mpi_rank(comm, tree.absolute(tree.parent())), detail::kUp);
+  }
+  if (tree.is_root()) {
+    if (me != root) {
+      run.send(result, count, type, CommAccess::mpi_rank(comm, root), detail::kForward);
+    } else if (result != recvbuf) {
+      detail::copy_elements(result, recvbuf, count, info);
+    }
+  } else if (me == root) {
+    run.receive(recvbuf, count, type, CommAccess::mpi_rank(comm, tree.absolute(0)), detail::kForward);
+  }
+}
+
 Request reduce_call(Launch launch, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                     int root, const RangeComm& comm) {
   check_reduction("reduce", count, type, op);
@@ -1788,6 +1858,10 @@ Request reduce_call(Launch launch, const void* sendbuf, void* recvbuf, int count
   }
   if (reduce_halving(type, count, comm.size())) {
     return start<ReduceHalving>(launch, comm, sendbuf, recvbuf, count, type, op, root, comm);
+  }
+  if (launch == Launch::blocking && detail::Direct::applies(comm)) {
+    direct_reduce(sendbuf, recvbuf, count, type, op, root, comm);
+    return Request();
   }
   return start<Reduce>(launch, comm, sendbuf, recvbuf, count, type, op, root, false, comm);
 }
@@ -1804,6 +1878,48 @@ void reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MP
 }
 
 namespace {
+// The running combination `acc` takes the partner's block in `incoming` in rank order; the result
+// may end up in either buffer, which then swap.
+void absorb(void*& acc, void*& incoming, bool left, bool commute, int count, const TypeInfo& info, MPI_Op op) {
+  if (commute || left) {
+    reduce_local(incoming, acc, count, info, op);
+  } else {
+    reduce_local(acc, incoming, count, info, op);
+    std::swap(acc, incoming);
+  }
+}
+
+// AllreduceDoubling's messages, sent directly (detail::Direct).
+void direct_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                      const RangeComm& comm) {
+  using detail::CommAccess;
+  detail::Direct run(comm);
+  const int me = CommAccess::rank(comm);
+  const TypeInfo info(type);
+  const bool commute = commutative(op);
+  Butterfly fly(CommAccess::size(comm), me, commute ? CommAccess::node_bits(comm) : 0);
+  const void* input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+  if (fly.folded_in()) {
+    run.send(input, count, type, CommAccess::mpi_rank(comm, me + 1), detail::kUp);
+    run.receive(recvbuf, count, type, CommAccess::mpi_rank(comm, me + 1), detail::kDown);
+    return;
+  }
+  detail::DirectBuffer spare(run.scratch(), info, count);
+  void* acc = recvbuf;
+  void* incoming = spare.get();
+  if (input != recvbuf) detail::copy_elements(input, recvbuf, count, info);
+  if (fly.folds()) {
+    run.receive(incoming, count, type, CommAccess::mpi_rank(comm, me - 1), detail::kUp);
+    absorb(acc, incoming, true, commute, count, info, op);
+  }
+  for (int partner = fly.next_partner(); partner >= 0; partner = fly.next_partner()) {
+    run.exchange(acc, count, incoming, count, type, CommAccess::mpi_rank(comm, partner), detail::kForward);
+    absorb(acc, incoming, partner < me, commute, count, info, op);
+  }
+  if (acc != recvbuf) detail::copy_elements(acc, recvbuf, count, info);
+  if (fly.folds()) run.send(recvbuf, count, type, CommAccess::mpi_rank(comm, me - 1), detail::kDown);
+}
+
 Request allreduce_call(Launch launch, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                        const RangeComm& comm) {
   check_reduction("allreduce", count, type, op);
@@ -1813,6 +1929,10 @@ Request allreduce_call(Launch launch, const void* sendbuf, void* recvbuf, int co
     case AllreduceAlgorithm::halving:
       return start<ReduceHalving>(launch, comm, sendbuf, recvbuf, count, type, op, -1, comm);
     case AllreduceAlgorithm::doubling:
+      if (launch == Launch::blocking && detail::Direct::applies(comm)) {
+        direct_allreduce(sendbuf, recvbuf, count, type, op, comm);
+        return Request();
+      }
       return start<AllreduceDoubling>(launch, comm, sendbuf, recvbuf, count, type, op, comm);
     case AllreduceAlgorithm::tree:
       break;
@@ -1830,13 +1950,119 @@ void allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
 }
 
 namespace {
+// ScanButterfly's messages, sent directly (detail::Direct).
+void direct_scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, bool exclusive,
+                 const RangeComm& comm) {
+  using detail::CommAccess;
+  detail::Direct run(comm);
+  const int me = CommAccess::rank(comm);
+  const int p = CommAccess::size(comm);
+  const TypeInfo info(type);
+  const bool commute = commutative(op);
+  const void* input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+  // Whether `rank` has a partner in a round from `mask` on (ScanButterfly::sends_from).
+  const auto sends_from = [p](int rank, int mask) {
+    for (; mask < p; mask *= 2) {
+      if ((rank ^ mask) < p) return true;
+    }
+    return false;
+  };
+  detail::DirectBuffer block(run.scratch(), info, count);
+  detail::DirectBuffer arriving(run.scratch(), info, count);
+  void* partial = block.get();  // the combination of this rank's aligned block so far
+  void* incoming = arriving.get();
+  detail::copy_elements(input, partial, count, info);
+  if (!exclusive && input != recvbuf) detail::copy_elements(input, recvbuf, count, info);
+  bool have_result = !exclusive;
+  for (int mask = 1; mask < p; mask *= 2) {
+    const int partner = me ^ mask;
+    if (partner >= p) continue;
+    const int mpi_partner = CommAccess::mpi_rank(comm, partner);
+    const bool left_needs = sends_from(std::min(me, partner), mask * 2);
+    if (me < partner) {
+      if (!left_needs) {
+        run.send(partial, count, type, mpi_partner, detail::kUp);
+        continue;
+      }
+      run.exchange(partial, count, incoming, count, type, mpi_partner, detail::kUp);
+      absorb(partial, incoming, false, commute, count, info, op);
+      continue;
+    }
+    if (left_needs) {
+      run.exchange(partial, count, incoming, count, type, mpi_partner, detail::kUp);
+    } else {
+      run.receive(incoming, count, type, mpi_partner, detail::kUp);
+    }
+    // The block on the left: in front of the result and of the block's combination.
+    if (have_result) {
+      reduce_local(incoming, recvbuf, count, info, op);
+    } else {
+      detail::copy_elements(incoming, recvbuf, count, info);
+      have_result = true;
+    }
+    if (sends_from(me, mask * 2)) reduce_local(incoming, partial, count, info, op);
+  }
+}
+
+// ScanDoubling's messages, sent directly (detail::Direct).
+void direct_scan_doubling(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                          bool exclusive, const RangeComm& comm) {
+  using detail::CommAccess;
+  detail::Direct run(comm);
+  const int me = CommAccess::rank(comm);
+  const int p = CommAccess::size(comm);
+  const TypeInfo info(type);
+  const void* input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+  detail::DirectBuffer arriving(run.scratch(), info, count);
+  detail::DirectBuffer combined(run.scratch(), info, exclusive ? count : 0);
+  // This rank's running combination (ranks r - 2^k + 1 .. r): an inclusive scan's is its result.
+  const void* partial = input;
+  if (!exclusive) {
+    if (input != recvbuf) detail::copy_elements(input, recvbuf, count, info);
+    partial = recvbuf;
+  } else if (input == recvbuf) {
+    detail::copy_elements(input, combined.get(), count, info);
+    partial = combined.get();
+  }
+  int received = 0;
+  for (int distance = 1; distance < p; distance *= 2) {
+    const bool from_left = me - distance >= 0;
+    void* into = exclusive && received == 0 ? recvbuf : arriving.get();
+    run.shift(partial, me + distance < p ? CommAccess::mpi_rank(comm, me + distance) : MPI_PROC_NULL, into,
+              from_left ? CommAccess::mpi_rank(comm, me - distance) : MPI_PROC_NULL, count, type, detail::kUp);
+    if (!from_left) continue;
+    ++received;
+    if (!exclusive) {
+      reduce_local(into, recvbuf, count, info, op);
+      continue;
+    }
+    // recvbuf = (everything left of this rank so far); the first block arrived there directly.
+    if (received > 1) reduce_local(into, recvbuf, count, info, op);
+    if (me + 2 * distance < p) {
+      if (partial != combined.get()) {
+        detail::copy_elements(partial, combined.get(), count, info);
+        partial = combined.get();
+      }
+      reduce_local(into, combined.get(), count, info, op);
+    }
+  }
+}
+
 // Scan and exscan: the algorithm scan_algorithm picks (rbc::algorithm names the same choice).
 Request start_scan(Launch launch, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                    bool exclusive, const RangeComm& comm) {
   switch (scan_algorithm(type, count, comm.size())) {
     case ScanAlgorithm::butterfly:
+      if (launch == Launch::blocking && detail::Direct::applies(comm)) {
+        direct_scan(sendbuf, recvbuf, count, type, op, exclusive, comm);
+        return Request();
+      }
       return start<ScanButterfly>(launch, comm, sendbuf, recvbuf, count, type, op, exclusive, comm);
     case ScanAlgorithm::doubling:
+      if (launch == Launch::blocking && detail::Direct::applies(comm)) {
+        direct_scan_doubling(sendbuf, recvbuf, count, type, op, exclusive, comm);
+        return Request();
+      }
       return start<ScanDoubling>(launch, comm, sendbuf, recvbuf, count, type, op, exclusive, comm);
     case ScanAlgorithm::tree:
       break;
@@ -1907,6 +2133,55 @@ void scan_and_bcast(const void* sendbuf, void* recvbuf, void* totalbuf, int coun
 }
 
 namespace {
+// Gather's messages for equal parts in contiguous buffers, sent directly (detail::Direct): each
+// rank sends its subtree's parts, in relative rank order, up the binomial tree; false, with
+// nothing sent, for other buffers.
+bool direct_gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                   MPI_Datatype recvtype, int root, const RangeComm& comm) {
+  using detail::CommAccess;
+  const int me = CommAccess::rank(comm);
+  const int p = CommAccess::size(comm);
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  const TypeInfo recv(recvtype);
+  const TypeInfo send(in_place ? recvtype : sendtype);
+  if (!send.contiguous() || (me == root && !recv.contiguous())) return false;
+  const std::int64_t part = in_place ? static_cast<std::int64_t>(recvcount) * recv.size
+                                     : static_cast<std::int64_t>(sendcount) * send.size;
+  if (me == root) check_own_part("gather", me, part, static_cast<std::int64_t>(recvcount) * recv.size);
+  const BinomialTree tree(p, root, me);
+  const int subtree = message_bytes("gather", part * tree.subtree_size());
+  detail::Direct run(comm);
+  char* const out = static_cast<char*>(recvbuf);
+  const void* own = in_place ? out + part * me : sendbuf;
+  const auto& children = tree.children();
+  if (children.empty() && !tree.is_root()) {
+    run.send(own, subtree, MPI_BYTE, CommAccess::mpi_rank(comm, tree.absolute(tree.parent())), detail::kUp);
+    return true;
+  }
+  // The subtree's parts in relative rank order: at a root of rank 0, the receive buffer itself.
+  const bool in_recvbuf = tree.is_root() && root == 0;
+  detail::DirectBuffer storage(run.scratch(), TypeInfo(MPI_BYTE), in_recvbuf ? 0 : subtree);
+  char* const block = in_recvbuf ? out : static_cast<char*>(storage.get());
+  if (!(in_recvbuf && in_place)) std::memcpy(block, own, static_cast<std::size_t>(part));
+  std::int64_t offset = part;
+  for (int c : children) {
+    const std::int64_t bytes = part * (tree.subtree_end(c) - c);
+    run.receive(block + offset, static_cast<int>(bytes), MPI_BYTE, CommAccess::mpi_rank(comm, tree.absolute(c)),
+                detail::kUp);
+    offset += bytes;
+  }
+  if (!tree.is_root()) {
+    run.send(block, subtree, MPI_BYTE, CommAccess::mpi_rank(comm, tree.absolute(tree.parent())), detail::kUp);
+    return true;
+  }
+  if (in_recvbuf) return true;
+  for (int j = 0; j < p; ++j) {
+    const int rank = tree.absolute(j);
+    if (!(in_place && rank == me)) std::memcpy(out + part * rank, block + part * j, static_cast<std::size_t>(part));
+  }
+  return true;
+}
+
 Request gather_call(Launch launch, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                     int recvcount, MPI_Datatype recvtype, int root, const RangeComm& comm) {
   detail::check_rank("gather", "root", root, comm);
@@ -1925,6 +2200,10 @@ Request gather_call(Launch launch, const void* sendbuf, int sendcount, MPI_Datat
                 region(recvbuf, static_cast<std::int64_t>(recvcount) * detail::CommAccess::size(comm), recvtype));
   } else {
     recvtype = sendtype;  // receive arguments are not significant off the root
+  }
+  if (launch == Launch::blocking && detail::Direct::applies(comm) &&
+      direct_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)) {
+    return Request();
   }
   return start<Gather>(launch, comm, "gather", sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr,
                        recvtype, root, Layout::kEqual, false, comm);
@@ -1994,6 +2273,53 @@ void gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* re
 }
 
 namespace {
+// AllgatherDoubling's messages for equal parts in contiguous buffers, sent directly
+// (detail::Direct): the block is assembled in the receive buffer; false, with nothing sent,
+// where this rank's rounds would not go in bit order (spread across nodes).
+bool direct_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                      MPI_Datatype recvtype, const RangeComm& comm) {
+  using detail::CommAccess;
+  const int me = CommAccess::rank(comm);
+  const int p = CommAccess::size(comm);
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  const TypeInfo recv(recvtype);
+  const TypeInfo send(in_place ? recvtype : sendtype);
+  if (!recv.contiguous() || !send.contiguous()) return false;
+  const std::int64_t part = static_cast<std::int64_t>(recvcount) * recv.size;
+  check_own_part("allgather", me, in_place ? part : static_cast<std::int64_t>(sendcount) * send.size, part);
+  const int whole = message_bytes("allgather", part * p);
+  const Butterfly fly = part * p <= AllgatherDoubling::kSpreadBytes ? Butterfly(p, me, CommAccess::node_bits(comm))
+                                                                     : Butterfly(p, me);
+  if (!fly.in_order()) return false;
+  detail::Direct run(comm);
+  char* block = static_cast<char*>(recvbuf);
+  const auto bytes = [&](int first, int last) { return static_cast<int>(part * (last - first)); };
+  if (fly.folded_in()) {
+    // Its part goes to the odd neighbour, which hands the whole block back.
+    run.send(in_place ? block + part * me : sendbuf, bytes(me, me + 1), MPI_BYTE, CommAccess::mpi_rank(comm, me + 1),
+             detail::kUp);
+    run.receive(block, whole, MPI_BYTE, CommAccess::mpi_rank(comm, me + 1), detail::kDown);
+    return true;
+  }
+  if (!in_place) std::memcpy(block + part * me, sendbuf, static_cast<std::size_t>(part));
+  if (fly.folds()) {
+    run.receive(block + part * (me - 1), bytes(me - 1, me), MPI_BYTE, CommAccess::mpi_rank(comm, me - 1), detail::kUp);
+  }
+  Butterfly rounds = fly;
+  const int v = rounds.virtual_rank();
+  for (int done = rounds.done(), partner = rounds.next_partner(); partner >= 0;
+       done = rounds.done(), partner = rounds.next_partner()) {
+    const int run_length = done + 1;
+    const int mine = v & ~done, theirs = (v ^ rounds.bit()) & ~done;
+    const int first = fly.first(mine), last = fly.first(mine + run_length);
+    const int from = fly.first(theirs), to = fly.first(theirs + run_length);
+    run.exchange(block + part * first, bytes(first, last), block + part * from, bytes(from, to), MPI_BYTE,
+                 CommAccess::mpi_rank(comm, partner), detail::kUp);
+  }
+  if (fly.folds()) run.send(block, whole, MPI_BYTE, CommAccess::mpi_rank(comm, me - 1), detail::kDown);
+  return true;
+}
+
 Request allgather_call(Launch launch, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                        int recvcount, MPI_Datatype recvtype, const RangeComm& comm) {
   if (sendbuf != MPI_IN_PLACE) {
@@ -2008,6 +2334,10 @@ Request allgather_call(Launch launch, const void* sendbuf, int sendcount, MPI_Da
   check_apart("allgather", "sendbuf", region(sendbuf, sendcount, sendtype), "recvbuf",
               region(recvbuf, static_cast<std::int64_t>(recvcount) * p, recvtype));
   if (AllgatherDoubling::applies(p, static_cast<std::int64_t>(recvcount) * p, recvtype)) {
+    if (launch == Launch::blocking && detail::Direct::applies(comm) &&
+        direct_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)) {
+      return Request();
+    }
     return start<AllgatherDoubling>(launch, comm, "allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                     nullptr, nullptr, recvtype, comm);
   }
@@ -2060,8 +2390,32 @@ void allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
 }
 
 namespace {
+// Barrier's messages, sent directly (detail::Direct).
+void direct_barrier(const RangeComm& comm) {
+  using detail::CommAccess;
+  detail::Direct run(comm);
+  const int me = CommAccess::rank(comm);
+  Butterfly fly(CommAccess::size(comm), me, CommAccess::node_bits(comm));
+  char token = 0;
+  char incoming = 0;
+  if (fly.folded_in()) {
+    run.send(&token, 0, MPI_BYTE, CommAccess::mpi_rank(comm, me + 1), detail::kUp);
+    run.receive(&incoming, 0, MPI_BYTE, CommAccess::mpi_rank(comm, me + 1), detail::kDown);
+    return;
+  }
+  if (fly.folds()) run.receive(&incoming, 0, MPI_BYTE, CommAccess::mpi_rank(comm, me - 1), detail::kUp);
+  for (int partner = fly.next_partner(); partner >= 0; partner = fly.next_partner()) {
+    run.exchange(&token, 0, &incoming, 0, MPI_BYTE, CommAccess::mpi_rank(comm, partner), detail::kForward);
+  }
+  if (fly.folds()) run.send(&token, 0, MPI_BYTE, CommAccess::mpi_rank(comm, me - 1), detail::kDown);
+}
+
 Request barrier_call(Launch launch, const RangeComm& comm) {
   comm.size();  // throws for non-members
+  if (launch == Launch::blocking && detail::Direct::applies(comm)) {
+    direct_barrier(comm);
+    return Request();
+  }
   return start<Barrier>(launch, comm, comm);
 }
 }  // namespace

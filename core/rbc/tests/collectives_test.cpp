@@ -231,32 +231,52 @@ class Runner {
   }
 
   void run() {
+    // The first handle on an MPI communicator (its blocking collectives run directly, messages
+    // bare) before any other from_mpi, beside the splits, whose messages carry envelopes.
+    run_layout(rbc_test::first_handle_layout(), kFirstHandleIndex);
     const auto layouts = rbc_test::standard_layouts(p_, sample_);
     for (std::size_t li = 0; li < layouts.size() && static_cast<int>(li) < max_layouts_; ++li) {
-      LayoutComms lc(layouts[li], check_);
-      if (!lc.member()) continue;
-      Context context(check_, "layout ", lc.name(), " (size ", lc.size(), ", member ", lc.rank(),
-                      ")");
-      check_barrier(lc);
-      const auto blocks = blocks_for(li);
-      for (std::size_t bi = 0; bi < blocks.size(); ++bi) {
-        const Block& b = blocks[bi];
-        for (Mode mode : {Mode::kBlocking, Mode::kNonblocking, Mode::kMixed}) {
-          const bool nonblocking = mode == Mode::kNonblocking;
-          if (huge_ && nonblocking != ((li + bi) % 2 == 1)) continue;
-          if (mode == Mode::kMixed && (huge_ || b.type != 0)) continue;
-          if (progress_ && lc.rank() == 0) {
-            std::printf("layout %zu %s: type %d count %d %s\n", li, lc.name().c_str(), b.type,
-                        b.count, mode_name(mode));
-            std::fflush(stdout);
-          }
-          run_block(lc, types_[b.type], b.count, b.roots, mode, mix(li, bi, nonblocking));
-        }
-      }
+      run_layout(layouts[li], li);
     }
   }
 
  private:
+  static constexpr std::size_t kFirstHandleIndex = 1000;
+
+  void run_layout(const rbc_test::Layout& layout, std::size_t li) {
+    LayoutComms lc(layout, check_);
+    if (!lc.member()) return;
+    Context context(check_, "layout ", lc.name(), " (size ", lc.size(), ", member ", lc.rank(),
+                    ")");
+    if (layout.first_handle) {
+      check_.equal(rbc::wire_bytes(8, lc.comm()), 8, "the first handle's messages travel bare");
+    }
+    check_barrier(lc);
+    auto blocks = blocks_for(li);
+    if (layout.first_handle) {
+      // Around the 128 bytes up to which scans go on the butterfly: 32 ints, 8 and 9 matrices.
+      blocks.push_back({0, 32, 2});
+      blocks.push_back({3, 8, 2});
+      blocks.push_back({3, 9, 2});
+    }
+    for (std::size_t bi = 0; bi < blocks.size(); ++bi) {
+      const Block& b = blocks[bi];
+      for (Mode mode : {Mode::kBlocking, Mode::kNonblocking, Mode::kMixed}) {
+        const bool nonblocking = mode == Mode::kNonblocking;
+        if (huge_ && nonblocking != ((li + bi) % 2 == 1)) continue;
+        // Mixed: int everywhere, every type on the first handle (members running directly and
+        // members running the state machine must exchange the same messages).
+        if (mode == Mode::kMixed && (huge_ || (b.type != 0 && !layout.first_handle))) continue;
+        if (progress_ && lc.rank() == 0) {
+          std::printf("layout %zu %s: type %d count %d %s\n", li, lc.name().c_str(), b.type,
+                      b.count, mode_name(mode));
+          std::fflush(stdout);
+        }
+        run_block(lc, types_[b.type], b.count, b.roots, mode, mix(li, bi, nonblocking));
+      }
+    }
+  }
+
   struct Block {
     int type;   // index into types_
     int count;

@@ -100,6 +100,13 @@ std::vector<Layout> standard_layouts(int p, bool sample) {
   return all;
 }
 
+Layout first_handle_layout() {
+  Layout layout;
+  layout.name = "first handle on a duplicate of world";
+  layout.first_handle = true;
+  return layout;
+}
+
 std::vector<int> sample_ranks(int size, int limit, unsigned salt) {
   std::vector<int> ranks;
   if (size <= limit) {
@@ -129,6 +136,7 @@ LayoutComms::LayoutComms(const Layout& layout, janus::testing::Checker& check)
   if (it != world_ranks_.end()) rank_ = static_cast<int>(it - world_ranks_.begin());
   MPI_Comm_split(MPI_COMM_WORLD, member() ? 0 : MPI_UNDEFINED, rank_, &reference_);
   if (layout.reversed_parent) MPI_Comm_split(MPI_COMM_WORLD, 0, p - 1 - w, &reversed_);
+  if (layout.first_handle) MPI_Comm_dup(MPI_COMM_WORLD, &duplicate_);
 
   janus::testing::Context context(check, "creating ", name_);
   int ok = 1;
@@ -154,8 +162,8 @@ bool LayoutComms::build(const Layout& layout, janus::testing::Checker& check) {
   MPI_Comm_size(MPI_COMM_WORLD, &p);
   MPI_Comm_rank(MPI_COMM_WORLD, &w);
   const int my_parent_rank = layout.reversed_parent ? p - 1 - w : w;
-  rbc::RangeComm current =
-      rbc::RangeComm::from_mpi(layout.reversed_parent ? reversed_ : MPI_COMM_WORLD);
+  rbc::RangeComm current = rbc::RangeComm::from_mpi(
+      layout.first_handle ? duplicate_ : layout.reversed_parent ? reversed_ : MPI_COMM_WORLD);
   rbc::Range range(0, p - 1);
   for (const Step& s : layout.steps) {
     const rbc::Range next = apply(range, s);
@@ -190,6 +198,7 @@ bool LayoutComms::build(const Layout& layout, janus::testing::Checker& check) {
 LayoutComms::~LayoutComms() {
   if (reference_ != MPI_COMM_NULL) MPI_Comm_free(&reference_);
   if (reversed_ != MPI_COMM_NULL) MPI_Comm_free(&reversed_);
+  if (duplicate_ != MPI_COMM_NULL) MPI_Comm_free(&duplicate_);
 }
 
 }  // namespace rbc_test

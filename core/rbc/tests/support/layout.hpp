@@ -29,6 +29,9 @@ struct Layout {
   // The RBC communicator is built on an MPI communicator holding the world ranks in reverse
   // order, so member ranks and world ranks differ.
   bool reversed_parent = false;
+  // No steps: the RBC communicator is the first handle on a fresh duplicate of MPI_COMM_WORLD,
+  // whose point-to-point messages and blocking collectives travel bare (where MPI_TAG_UB allows).
+  bool first_handle = false;
 };
 
 // World ranks of the members of `layout`, in member order, for a world of size p.
@@ -37,6 +40,11 @@ std::vector<int> members_of(const Layout& layout, int p);
 // Split, strided, nested, janus, size-1 and reversed-parent layouts of a world of size p.
 // `sample` keeps a representative handful (for large p).
 std::vector<Layout> standard_layouts(int p, bool sample);
+
+// The first handle on a fresh duplicate of MPI_COMM_WORLD (Layout::first_handle). Build it
+// before any other from_mpi on a duplicate: handles are numbered per MPI communicator value,
+// which MPI reuses once a communicator is freed.
+Layout first_handle_layout();
 
 // Up to `limit` distinct ranks of 0..size-1 including 0, 1, size/2 and size-1 (all if size <=
 // limit); `salt` picks the rest.
@@ -70,6 +78,7 @@ class LayoutComms {
   int rank_ = -1;
   rbc::RangeComm comm_;
   MPI_Comm reversed_ = MPI_COMM_NULL;
+  MPI_Comm duplicate_ = MPI_COMM_NULL;
   MPI_Comm reference_ = MPI_COMM_NULL;
 };
 

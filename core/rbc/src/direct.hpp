@@ -1,0 +1,108 @@
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+
+#include "access.hpp"
+#include "bare.hpp"
+#include "buffers.hpp"
+#include "collective.hpp"
+#include "cost/charge.hpp"
+#include "engine.hpp"
+#include "mpi_error.hpp"
+#include "rbc/comm.hpp"
+#include "rbc/error.hpp"
+#include "sequencer.hpp"
+#include "tags.hpp"
+
+namespace rbc::detail {
+
+// A blocking collective run directly: on the communicator whose messages travel bare (bare.hpp),
+// on a rank whose engine has nothing in flight, a short collective's state machine, operation
+// object and wire bookkeeping cost more than its messages (700-2,000 instructions per call on
+// two ranks against MPI's own 900-2,000 in all). Run directly, the collective calls MPI_Send and
+// MPI_Recv under the tags its state machine would have used (bare_collective_label), in the
+// same order, so that a member that runs the state machine (its engine was busy) exchanges the
+// same messages with one that runs directly. Safe for the reason runs_immediately is: every step
+// sends before it receives, and a receive waits only for a message a peer's earlier step sent.
+class Direct {
+ public:
+  explicit Direct(const RangeComm& comm)
+      : engine_(CommAccess::engine(comm)), sequencer_(CommAccess::sequencer(comm)), sequence_(sequencer_.start()) {
+    if (engine_.base_freed()) [[unlikely]] {
+      sequencer_.finish();
+      throw Error("the MPI communicator this RangeComm was made from has been freed", MPI_ERR_COMM);
+    }
+    cost::charge(cost::Kernel::collective, 1);  // simulation only, as Collective's
+  }
+  ~Direct() { sequencer_.finish(); }
+  Direct(const Direct&) = delete;
+  Direct& operator=(const Direct&) = delete;
+
+  // Whether `comm`'s blocking collectives run directly on this rank now.
+  static bool applies(const RangeComm& comm) {
+    return runs_immediately(comm) && CommAccess::sequencer(comm).bare_base() >= 0;
+  }
+
+  void send(const void* buf, int count, MPI_Datatype type, int mpi_dest, Phase phase) {
+    check_mpi(MPI_Send(buf, count, type, mpi_dest, tag(phase), engine_.comm()), "MPI_Send");
+  }
+  void receive(void* buf, int count, MPI_Datatype type, int mpi_source, Phase phase) {
+    MPI_Status status;
+    const int rc = MPI_Recv(buf, count, type, mpi_source, tag(phase), engine_.comm(), &status);
+    if (rc != MPI_SUCCESS) [[unlikely]] refuse_bare(engine_, rc, count, mpi_source, label(phase));
+  }
+  // A butterfly round: the state machine's send and receive to and from one partner (exchange).
+  void exchange(const void* buf, int count, void* rbuf, int rcount, MPI_Datatype type, int mpi_partner, Phase phase) {
+    MPI_Status status;
+    const int t = tag(phase);
+    const int rc =
+        MPI_Sendrecv(buf, count, type, mpi_partner, t, rbuf, rcount, type, mpi_partner, t, engine_.comm(), &status);
+    if (rc != MPI_SUCCESS) [[unlikely]] refuse_bare(engine_, rc, rcount, mpi_partner, label(phase));
+  }
+
+  // A shift: sends to `mpi_dest` and receives from `mpi_source` (either may be MPI_PROC_NULL).
+  void shift(const void* buf, int mpi_dest, void* rbuf, int mpi_source, int count, MPI_Datatype type, Phase phase) {
+    MPI_Status status;
+    const int t = tag(phase);
+    const int rc = MPI_Sendrecv(buf, count, type, mpi_dest, t, rbuf, count, type, mpi_source, t, engine_.comm(), &status);
+    if (rc != MPI_SUCCESS) [[unlikely]] refuse_bare(engine_, rc, count, mpi_source, label(phase));
+  }
+
+  ScratchPool& scratch() { return engine_.scratch(); }
+
+ private:
+  Label label(Phase phase) const { return bare_collective_label(sequence_, phase); }
+  int tag(Phase phase) const { return engine_.layout().bare_collective_tag(label(phase)); }
+
+  Engine& engine_;
+  Sequencer& sequencer_;
+  std::uint32_t sequence_;
+};
+
+// A directly run collective's temporary vector: on the stack up to 256 bytes (a short
+// collective's, which a pooled buffer would cost more instructions than its messages), else from
+// the engine's scratch pool.
+class DirectBuffer {
+ public:
+  DirectBuffer(ScratchPool& pool, const TypeInfo& info, int count) {
+    if (info.span(count) <= sizeof(local_)) {
+      data_ = local_ - info.true_lb;
+    } else {
+      pooled_ = TypedBuffer(pool, info, count);
+      data_ = pooled_.get();
+    }
+  }
+  DirectBuffer(const DirectBuffer&) = delete;
+  DirectBuffer& operator=(const DirectBuffer&) = delete;
+
+  void* get() const { return data_; }
+
+ private:
+  alignas(16) char local_[256];
+  TypedBuffer pooled_;
+  void* data_ = nullptr;
+};
+
+}  // namespace rbc::detail
