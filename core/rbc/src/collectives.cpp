@@ -45,6 +45,9 @@ int message_bytes(const char* call, std::int64_t bytes) {
   return static_cast<int>(bytes);
 }
 
+// Bytes of `count` elements of `type`.
+long long vector_bytes(MPI_Datatype type, int count) { return static_cast<long long>(TypeInfo(type).size) * count; }
+
 // inout = in op inout, element by element.
 void reduce_local(const void* in, void* inout, int count, const TypeInfo& info, MPI_Op op) {
   detail::check_mpi(MPI_Reduce_local(in, inout, count, info.type, op), "MPI_Reduce_local");
@@ -1783,7 +1786,7 @@ Request bcast_call(Launch launch, void* buf, int count, MPI_Datatype type, int r
   detail::check_rank("bcast", "root", root, comm);
   detail::check_buffer("bcast", buf, count, type);
   if (scatter_bcast(type, count, comm.size())) return start<BcastScatter>(launch, comm, buf, count, type, root, comm);
-  if (launch == Launch::blocking && detail::Direct::applies(comm)) {
+  if (launch == Launch::blocking && detail::Direct::applies(comm, vector_bytes(type, count))) {
     direct_bcast(buf, count, type, root, comm);
     return Request();
   }
@@ -1859,7 +1862,7 @@ Request reduce_call(Launch launch, const void* sendbuf, void* recvbuf, int count
   if (reduce_halving(type, count, comm.size())) {
     return start<ReduceHalving>(launch, comm, sendbuf, recvbuf, count, type, op, root, comm);
   }
-  if (launch == Launch::blocking && detail::Direct::applies(comm)) {
+  if (launch == Launch::blocking && detail::Direct::applies(comm, vector_bytes(type, count))) {
     direct_reduce(sendbuf, recvbuf, count, type, op, root, comm);
     return Request();
   }
@@ -1929,7 +1932,7 @@ Request allreduce_call(Launch launch, const void* sendbuf, void* recvbuf, int co
     case AllreduceAlgorithm::halving:
       return start<ReduceHalving>(launch, comm, sendbuf, recvbuf, count, type, op, -1, comm);
     case AllreduceAlgorithm::doubling:
-      if (launch == Launch::blocking && detail::Direct::applies(comm)) {
+      if (launch == Launch::blocking && detail::Direct::applies(comm, vector_bytes(type, count))) {
         direct_allreduce(sendbuf, recvbuf, count, type, op, comm);
         return Request();
       }
@@ -2053,13 +2056,13 @@ Request start_scan(Launch launch, const void* sendbuf, void* recvbuf, int count,
                    bool exclusive, const RangeComm& comm) {
   switch (scan_algorithm(type, count, comm.size())) {
     case ScanAlgorithm::butterfly:
-      if (launch == Launch::blocking && detail::Direct::applies(comm)) {
+      if (launch == Launch::blocking && detail::Direct::applies(comm, vector_bytes(type, count))) {
         direct_scan(sendbuf, recvbuf, count, type, op, exclusive, comm);
         return Request();
       }
       return start<ScanButterfly>(launch, comm, sendbuf, recvbuf, count, type, op, exclusive, comm);
     case ScanAlgorithm::doubling:
-      if (launch == Launch::blocking && detail::Direct::applies(comm)) {
+      if (launch == Launch::blocking && detail::Direct::applies(comm, vector_bytes(type, count))) {
         direct_scan_doubling(sendbuf, recvbuf, count, type, op, exclusive, comm);
         return Request();
       }
@@ -2135,7 +2138,7 @@ void scan_and_bcast(const void* sendbuf, void* recvbuf, void* totalbuf, int coun
 namespace {
 // Gather's messages for equal parts in contiguous buffers, sent directly (detail::Direct): each
 // rank sends its subtree's parts, in relative rank order, up the binomial tree; false, with
-// nothing sent, for other buffers.
+// nothing sent, where it does not run directly (other buffers, longer blocks).
 bool direct_gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                    MPI_Datatype recvtype, int root, const RangeComm& comm) {
   using detail::CommAccess;
@@ -2147,6 +2150,7 @@ bool direct_gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
   if (!send.contiguous() || (me == root && !recv.contiguous())) return false;
   const std::int64_t part = in_place ? static_cast<std::int64_t>(recvcount) * recv.size
                                      : static_cast<std::int64_t>(sendcount) * send.size;
+  if (!detail::Direct::applies(comm, part * p)) return false;
   if (me == root) check_own_part("gather", me, part, static_cast<std::int64_t>(recvcount) * recv.size);
   const BinomialTree tree(p, root, me);
   const int subtree = message_bytes("gather", part * tree.subtree_size());
@@ -2201,8 +2205,7 @@ Request gather_call(Launch launch, const void* sendbuf, int sendcount, MPI_Datat
   } else {
     recvtype = sendtype;  // receive arguments are not significant off the root
   }
-  if (launch == Launch::blocking && detail::Direct::applies(comm) &&
-      direct_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)) {
+  if (launch == Launch::blocking && direct_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)) {
     return Request();
   }
   return start<Gather>(launch, comm, "gather", sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr,
@@ -2275,7 +2278,8 @@ void gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* re
 namespace {
 // AllgatherDoubling's messages for equal parts in contiguous buffers, sent directly
 // (detail::Direct): the block is assembled in the receive buffer; false, with nothing sent,
-// where this rank's rounds would not go in bit order (spread across nodes).
+// where it does not run directly (other buffers, longer blocks, or this rank's rounds would not
+// go in bit order: spread across nodes).
 bool direct_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                       MPI_Datatype recvtype, const RangeComm& comm) {
   using detail::CommAccess;
@@ -2286,6 +2290,7 @@ bool direct_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
   const TypeInfo send(in_place ? recvtype : sendtype);
   if (!recv.contiguous() || !send.contiguous()) return false;
   const std::int64_t part = static_cast<std::int64_t>(recvcount) * recv.size;
+  if (!detail::Direct::applies(comm, part * p)) return false;
   check_own_part("allgather", me, in_place ? part : static_cast<std::int64_t>(sendcount) * send.size, part);
   const int whole = message_bytes("allgather", part * p);
   const Butterfly fly = part * p <= AllgatherDoubling::kSpreadBytes ? Butterfly(p, me, CommAccess::node_bits(comm))
@@ -2334,7 +2339,7 @@ Request allgather_call(Launch launch, const void* sendbuf, int sendcount, MPI_Da
   check_apart("allgather", "sendbuf", region(sendbuf, sendcount, sendtype), "recvbuf",
               region(recvbuf, static_cast<std::int64_t>(recvcount) * p, recvtype));
   if (AllgatherDoubling::applies(p, static_cast<std::int64_t>(recvcount) * p, recvtype)) {
-    if (launch == Launch::blocking && detail::Direct::applies(comm) &&
+    if (launch == Launch::blocking &&
         direct_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)) {
       return Request();
     }
@@ -2412,7 +2417,7 @@ void direct_barrier(const RangeComm& comm) {
 
 Request barrier_call(Launch launch, const RangeComm& comm) {
   comm.size();  // throws for non-members
-  if (launch == Launch::blocking && detail::Direct::applies(comm)) {
+  if (launch == Launch::blocking && detail::Direct::applies(comm, 0)) {
     direct_barrier(comm);
     return Request();
   }

@@ -40,9 +40,16 @@ class Direct {
   Direct(const Direct&) = delete;
   Direct& operator=(const Direct&) = delete;
 
-  // Whether `comm`'s blocking collectives run directly on this rank now.
-  static bool applies(const RangeComm& comm) {
-    return runs_immediately(comm) && CommAccess::sequencer(comm).bare_base() >= 0;
+  // The bytes up to which a collective runs directly: a short one's time is mostly per-call work.
+  // Longer ones keep their state machines, which overlap copies with messages (on two ranks of the
+  // 2-core VM an allgather of 64 KiB per rank took 1.7x as long directly, a reduce of 512 KiB
+  // 1.3x; docs/benchmarks.md, "Short blocking collectives run directly").
+  static constexpr long long kMaxBytes = 4096;
+
+  // Whether `comm`'s blocking collective whose vector (or, for gathers, whole block) has `bytes`
+  // runs directly on this rank now.
+  static bool applies(const RangeComm& comm, long long bytes) {
+    return bytes <= kMaxBytes && runs_immediately(comm) && CommAccess::sequencer(comm).bare_base() >= 0;
   }
 
   void send(const void* buf, int count, MPI_Datatype type, int mpi_dest, Phase phase) {
