@@ -42,9 +42,10 @@ class Direct {
 
   // The bytes up to which a collective runs directly: a short one's time is mostly per-call work.
   // Longer ones keep their state machines, which overlap copies with messages (on two ranks of the
-  // 2-core VM an allgather of 64 KiB per rank took 1.7x as long directly, a reduce of 512 KiB
-  // 1.3x; docs/benchmarks.md, "Short blocking collectives run directly").
-  static constexpr long long kMaxBytes = 4096;
+  // 2-core VM, run directly, an allgather of 64 KiB per rank took 1.5x the state machine's time
+  // and a reduce of 512 KiB 1.25x; up to 8 KiB per rank neither was slower; docs/benchmarks.md,
+  // "Short blocking collectives run directly").
+  static constexpr long long kMaxBytes = 16384;
 
   // Whether `comm`'s blocking collective whose vector (or, for gathers, whole block) has `bytes`
   // runs directly on this rank now.
