@@ -2306,8 +2306,15 @@ bool direct_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
     run.receive(block, whole, MPI_BYTE, CommAccess::mpi_rank(comm, me + 1), detail::kDown);
     return true;
   }
-  if (!in_place) std::memcpy(block + part * me, sendbuf, static_cast<std::size_t>(part));
+  // This rank's part goes into the block once the first round has sent it from the send buffer
+  // (the state machine's overlap), or at once where the first round sends two parts.
+  bool own_placed = in_place;
+  const auto place_own = [&] {
+    if (!own_placed) std::memcpy(block + part * me, sendbuf, static_cast<std::size_t>(part));
+    own_placed = true;
+  };
   if (fly.folds()) {
+    place_own();
     run.receive(block + part * (me - 1), bytes(me - 1, me), MPI_BYTE, CommAccess::mpi_rank(comm, me - 1), detail::kUp);
   }
   Butterfly rounds = fly;
@@ -2318,9 +2325,12 @@ bool direct_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
     const int mine = v & ~done, theirs = (v ^ rounds.bit()) & ~done;
     const int first = fly.first(mine), last = fly.first(mine + run_length);
     const int from = fly.first(theirs), to = fly.first(theirs + run_length);
-    run.exchange(block + part * first, bytes(first, last), block + part * from, bytes(from, to), MPI_BYTE,
+    const void* out = own_placed ? block + part * first : sendbuf;
+    run.exchange(out, bytes(first, last), block + part * from, bytes(from, to), MPI_BYTE,
                  CommAccess::mpi_rank(comm, partner), detail::kUp);
+    place_own();
   }
+  place_own();
   if (fly.folds()) run.send(block, whole, MPI_BYTE, CommAccess::mpi_rank(comm, me - 1), detail::kDown);
   return true;
 }
