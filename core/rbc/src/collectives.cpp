@@ -1803,6 +1803,17 @@ void bcast(void* buf, int count, MPI_Datatype type, int root, const RangeComm& c
 }
 
 namespace {
+// The running combination `acc` takes the partner's block in `incoming` in rank order; the result
+// may end up in either buffer, which then swap.
+void absorb(void*& acc, void*& incoming, bool left, bool commute, int count, const TypeInfo& info, MPI_Op op) {
+  if (commute || left) {
+    reduce_local(incoming, acc, count, info, op);
+  } else {
+    reduce_local(acc, incoming, count, info, op);
+    std::swap(acc, incoming);
+  }
+}
+
 // Reduce's messages (to one root), sent directly (detail::Direct): the children's parts come up
 // the tree and are combined in rank order behind this rank's input.
 void direct_reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
@@ -1826,12 +1837,7 @@ void direct_reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype t
     if (acc != input) detail::copy_elements(input, acc, count, info);
     for (int c : children) {
       run.receive(part, count, type, CommAccess::mpi_rank(comm, tree.absolute(c)), detail::kUp);
-      if (commute) {
-        reduce_local(part, acc, count, info, op);
-      } else {
-        reduce_local(acc, part, count, info, op);
-        std::swap(acc, part);
-      }
+      absorb(acc, part, false, commute, count, info, op);
     }
     result = acc;
   }
@@ -1881,17 +1887,6 @@ void reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MP
 }
 
 namespace {
-// The running combination `acc` takes the partner's block in `incoming` in rank order; the result
-// may end up in either buffer, which then swap.
-void absorb(void*& acc, void*& incoming, bool left, bool commute, int count, const TypeInfo& info, MPI_Op op) {
-  if (commute || left) {
-    reduce_local(incoming, acc, count, info, op);
-  } else {
-    reduce_local(acc, incoming, count, info, op);
-    std::swap(acc, incoming);
-  }
-}
-
 // AllreduceDoubling's messages, sent directly (detail::Direct).
 void direct_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                       const RangeComm& comm) {
@@ -1972,9 +1967,21 @@ void direct_scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype typ
   };
   detail::DirectBuffer block(run.scratch(), info, count);
   detail::DirectBuffer arriving(run.scratch(), info, count);
-  void* partial = block.get();  // the combination of this rank's aligned block so far
+  // The combination of this rank's aligned block so far: the input until something is combined
+  // into it (on two ranks, never), unless the input is in the receive buffer, where results grow.
+  const void* partial = input;
+  if (input == recvbuf) {
+    detail::copy_elements(input, block.get(), count, info);
+    partial = block.get();
+  }
   void* incoming = arriving.get();
-  detail::copy_elements(input, partial, count, info);
+  const auto writable = [&]() -> void*& {
+    if (partial == input) {
+      detail::copy_elements(input, block.get(), count, info);
+      partial = block.get();
+    }
+    return const_cast<void*&>(partial);
+  };
   if (!exclusive && input != recvbuf) detail::copy_elements(input, recvbuf, count, info);
   bool have_result = !exclusive;
   for (int mask = 1; mask < p; mask *= 2) {
@@ -1988,7 +1995,7 @@ void direct_scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype typ
         continue;
       }
       run.exchange(partial, count, incoming, count, type, mpi_partner, detail::kUp);
-      absorb(partial, incoming, false, commute, count, info, op);
+      absorb(writable(), incoming, false, commute, count, info, op);
       continue;
     }
     if (left_needs) {
@@ -2003,7 +2010,7 @@ void direct_scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype typ
       detail::copy_elements(incoming, recvbuf, count, info);
       have_result = true;
     }
-    if (sends_from(me, mask * 2)) reduce_local(incoming, partial, count, info, op);
+    if (sends_from(me, mask * 2)) reduce_local(incoming, writable(), count, info, op);
   }
 }
 
