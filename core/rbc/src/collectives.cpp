@@ -45,6 +45,11 @@ int message_bytes(const char* call, std::int64_t bytes) {
   return static_cast<int>(bytes);
 }
 
+// memcpy that accepts the null buffers of empty parts.
+void copy_bytes(void* to, const void* from, std::int64_t bytes) {
+  if (bytes > 0) std::memcpy(to, from, static_cast<std::size_t>(bytes));
+}
+
 // Bytes of `count` elements of `type`.
 long long vector_bytes(MPI_Datatype type, int count) { return static_cast<long long>(TypeInfo(type).size) * count; }
 
@@ -2173,7 +2178,7 @@ bool direct_gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
   const bool in_recvbuf = tree.is_root() && root == 0;
   detail::DirectBuffer storage(run.scratch(), TypeInfo(MPI_BYTE), in_recvbuf ? 0 : subtree);
   char* const block = in_recvbuf ? out : static_cast<char*>(storage.get());
-  if (!(in_recvbuf && in_place)) std::memcpy(block, own, static_cast<std::size_t>(part));
+  if (!(in_recvbuf && in_place)) copy_bytes(block, own, part);
   std::int64_t offset = part;
   for (int c : children) {
     const std::int64_t bytes = part * (tree.subtree_end(c) - c);
@@ -2188,7 +2193,7 @@ bool direct_gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
   if (in_recvbuf) return true;
   for (int j = 0; j < p; ++j) {
     const int rank = tree.absolute(j);
-    if (!(in_place && rank == me)) std::memcpy(out + part * rank, block + part * j, static_cast<std::size_t>(part));
+    if (!(in_place && rank == me)) copy_bytes(out + part * rank, block + part * j, part);
   }
   return true;
 }
@@ -2317,7 +2322,7 @@ bool direct_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
   // (the state machine's overlap), or at once where the first round sends two parts.
   bool own_placed = in_place;
   const auto place_own = [&] {
-    if (!own_placed) std::memcpy(block + part * me, sendbuf, static_cast<std::size_t>(part));
+    if (!own_placed) copy_bytes(block + part * me, sendbuf, part);
     own_placed = true;
   };
   if (fly.folds()) {
