@@ -2003,19 +2003,17 @@ void direct_scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype typ
       absorb(writable(), incoming, false, commute, count, info, op);
       continue;
     }
+    // The block on the left: in front of the result and of the block's combination. An exclusive
+    // scan's first is its result so far: straight into the receive buffer.
+    void* into = have_result ? incoming : recvbuf;
     if (left_needs) {
-      run.exchange(partial, count, incoming, count, type, mpi_partner, detail::kUp);
+      run.exchange(partial, count, into, count, type, mpi_partner, detail::kUp);
     } else {
-      run.receive(incoming, count, type, mpi_partner, detail::kUp);
+      run.receive(into, count, type, mpi_partner, detail::kUp);
     }
-    // The block on the left: in front of the result and of the block's combination.
-    if (have_result) {
-      reduce_local(incoming, recvbuf, count, info, op);
-    } else {
-      detail::copy_elements(incoming, recvbuf, count, info);
-      have_result = true;
-    }
-    if (sends_from(me, mask * 2)) reduce_local(incoming, writable(), count, info, op);
+    if (into != recvbuf) reduce_local(into, recvbuf, count, info, op);
+    have_result = true;
+    if (sends_from(me, mask * 2)) reduce_local(into, writable(), count, info, op);
   }
 }
 

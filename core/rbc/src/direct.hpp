@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <optional>
 
 #include "access.hpp"
 #include "bare.hpp"
@@ -95,11 +96,10 @@ class Direct {
 class DirectBuffer {
  public:
   DirectBuffer(ScratchPool& pool, const TypeInfo& info, int count) {
-    if (info.span(count) <= sizeof(local_)) {
+    if (info.span(count) <= sizeof(local_)) [[likely]] {
       data_ = local_ - info.true_lb;
     } else {
-      pooled_ = TypedBuffer(pool, info, count);
-      data_ = pooled_.get();
+      data_ = pooled_.emplace(pool, info, count).get();
     }
   }
   DirectBuffer(const DirectBuffer&) = delete;
@@ -109,7 +109,7 @@ class DirectBuffer {
 
  private:
   alignas(16) char local_[256];
-  TypedBuffer pooled_;
+  std::optional<TypedBuffer> pooled_;  // empty, and free to destroy, for a short vector
   void* data_ = nullptr;
 };
 
