@@ -22,11 +22,12 @@ namespace rbc::detail {
 // A blocking collective run directly: on the communicator whose messages travel bare (bare.hpp),
 // on a rank whose engine has nothing in flight, a short collective's state machine, operation
 // object and wire bookkeeping cost more than its messages (700-2,000 instructions per call on
-// two ranks against MPI's own 900-2,000 in all). Run directly, the collective calls MPI_Send and
-// MPI_Recv under the tags its state machine would have used (bare_collective_label), in the
-// same order, so that a member that runs the state machine (its engine was busy) exchanges the
-// same messages with one that runs directly. Safe for the reason runs_immediately is: every step
-// sends before it receives, and a receive waits only for a message a peer's earlier step sent.
+// two ranks against MPI's own 900-2,000 in all). Run directly, the collective calls MPI_Send,
+// MPI_Recv and MPI_Sendrecv under the tags its state machine would have used
+// (bare_collective_label), for the same messages in the same order, so that a member that runs
+// the state machine (its engine was busy) exchanges them with one that runs directly. Safe for
+// the reason runs_immediately is: a blocking send goes only along a tree edge or to a partner
+// whose same round receives it, and a receive waits only for a message a peer's earlier step sent.
 class Direct {
  public:
   explicit Direct(const RangeComm& comm)
