@@ -34,6 +34,11 @@ namespace rbc::detail {
 // error handler as RBC's own errors do, then throws rbc::Error; any other error throws.
 [[noreturn]] void refuse_bare(const Engine& engine, int error, int count, int mpi_source, const Label& label);
 
+// A bare message of a collective that holds fewer than the `count` elements its receive expects
+// (`received`, or MPI_UNDEFINED): members passed different counts. Through the communicator's
+// error handler, then rbc::Error MPI_ERR_COUNT.
+[[noreturn]] void refuse_short(const Engine& engine, int received, int count, int mpi_source);
+
 // The blocking send of a bare message (MPI_Send); false, with nothing sent, where the message
 // carries an envelope. Inline: the blocking point-to-point calls take it before the general path
 // (send_now), whose set-up costs a bare message more than its own work.

@@ -62,6 +62,7 @@ class Direct {
     MPI_Status status;
     const int rc = MPI_Recv(buf, count, type, mpi_source, tag(phase), engine_.comm(), &status);
     if (rc != MPI_SUCCESS) [[unlikely]] refuse_bare(engine_, rc, count, mpi_source, label(phase));
+    require_whole(status, count, type, mpi_source);
   }
   // A butterfly round: the state machine's send and receive to and from one partner (exchange).
   void exchange(const void* buf, int count, void* rbuf, int rcount, MPI_Datatype type, int mpi_partner, Phase phase) {
@@ -70,6 +71,7 @@ class Direct {
     const int rc =
         MPI_Sendrecv(buf, count, type, mpi_partner, t, rbuf, rcount, type, mpi_partner, t, engine_.comm(), &status);
     if (rc != MPI_SUCCESS) [[unlikely]] refuse_bare(engine_, rc, rcount, mpi_partner, label(phase));
+    require_whole(status, rcount, type, mpi_partner);
   }
 
   // A shift: sends to `mpi_dest` and receives from `mpi_source` (either may be MPI_PROC_NULL).
@@ -78,11 +80,19 @@ class Direct {
     const int t = tag(phase);
     const int rc = MPI_Sendrecv(buf, count, type, mpi_dest, t, rbuf, count, type, mpi_source, t, engine_.comm(), &status);
     if (rc != MPI_SUCCESS) [[unlikely]] refuse_bare(engine_, rc, count, mpi_source, label(phase));
+    if (mpi_source != MPI_PROC_NULL) require_whole(status, count, type, mpi_source);
   }
 
   ScratchPool& scratch() { return engine_.scratch(); }
 
  private:
+  // Every receive of a direct collective expects its message whole: a shorter one means members
+  // passed different counts, which would otherwise leave the rest of the buffer as it was.
+  void require_whole(const MPI_Status& status, int count, MPI_Datatype type, int mpi_source) const {
+    int received = 0;
+    check_mpi(MPI_Get_count(&status, type, &received), "MPI_Get_count");
+    if (received != count) [[unlikely]] refuse_short(engine_, received, count, mpi_source);
+  }
   Label label(Phase phase) const { return bare_collective_label(sequence_, phase); }
   int tag(Phase phase) const { return engine_.layout().bare_collective_tag(label(phase)); }
 

@@ -521,6 +521,13 @@ void refuse_bare(const Engine& engine, int error, int count, int mpi_source, con
             " is larger than the receive of " + std::to_string(count) + " elements");
 }
 
+void refuse_short(const Engine& engine, int received, int count, int mpi_source) {
+  raise(engine.comm(), MPI_ERR_COUNT,
+        "counts differ between members: a collective's message from MPI rank " + std::to_string(mpi_source) +
+            " holds " + (received == MPI_UNDEFINED ? std::string("a part of an element") : std::to_string(received)) +
+            " where " + std::to_string(count) + " elements are expected");
+}
+
 void throw_mpi_error(int rc, const char* call) {
   int error_class = MPI_ERR_OTHER;
   MPI_Error_class(rc, &error_class);

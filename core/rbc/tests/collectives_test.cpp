@@ -810,6 +810,35 @@ class Runner {
 
 }  // namespace
 
+// Members of a pair that pass different counts to a blocking broadcast on its first handle, run
+// directly: the one expecting more gets rbc::Error MPI_ERR_COUNT, not a buffer written in part,
+// and the pair goes on. `pair` stays allocated until the end (a freed value's reuse would give
+// the runner's first handle another handle number, whose messages carry envelopes).
+void short_message_refused(Checker& check, MPI_Comm pair) {
+  int size = 0;
+  MPI_Comm_size(pair, &size);
+  if (size != 2) return;
+  MPI_Comm_set_errhandler(pair, MPI_ERRORS_RETURN);
+  const rbc::RangeComm first = rbc::RangeComm::from_mpi(pair);
+  check.equal(rbc::wire_bytes(8, first), 8, "the pair's first handle sends bare");
+  std::vector<int> values = {1, 2, 3, 4};
+  if (first.rank() == 0) {
+    rbc::bcast(values.data(), 2, MPI_INT, 0, first);
+  } else {
+    std::vector<int> got(4, -1);
+    int error_class = MPI_SUCCESS;
+    try {
+      rbc::bcast(got.data(), 4, MPI_INT, 0, first);
+    } catch (const rbc::Error& e) {
+      error_class = e.error_class();
+    }
+    check.equal(error_class, static_cast<int>(MPI_ERR_COUNT), "a broadcast of 2 ints into a receive of 4");
+  }
+  int value = first.rank() == 0 ? 7 : 0;
+  rbc::bcast(&value, 1, MPI_INT, 0, first);
+  check.equal(value, 7, "the next broadcast on the pair");
+}
+
 int main(int argc, char** argv) {
   int max_layouts = 1 << 30, large = 40000;
   bool progress = false;
@@ -862,6 +891,15 @@ int main(int argc, char** argv) {
     check.equal(rbc::algorithm("allgather", 86, MPI_DOUBLE, 24), std::string("binomial tree gather + broadcast"),
                 "allgather, 24 ranks, 16512 B");
     check.throws<rbc::Error>([] { rbc::algorithm("alltoall", 1, MPI_DOUBLE, 4); }, "unknown collective", "unknown name");
+    int w = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &w);
+    MPI_Comm pair = MPI_COMM_NULL;
+    MPI_Comm_split(MPI_COMM_WORLD, w / 2, w, &pair);
+    {
+      Context context(check, "counts that differ on a pair's first handle");
+      short_message_refused(check, pair);
+    }
     Runner(check, p, max_layouts, large, progress).run();
+    MPI_Comm_free(&pair);
   });
 }
