@@ -140,7 +140,6 @@ class Collective : public Operation {
   void mark_blocking() { bare_ = CommAccess::sequencer(comm()).bare_base() >= 0; }
 
  protected:
-
   void send(const void* buf, int count, MPI_Datatype type, int rank, Phase phase) {
     if (immediate_ && tree_sends_) {
       send_now(comm(), engine(), buf, count, type, CommAccess::mpi_rank(comm(), rank), label(phase));

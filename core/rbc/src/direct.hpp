@@ -13,9 +13,9 @@
 #include "engine.hpp"
 #include "mpi_error.hpp"
 #include "rbc/comm.hpp"
-#include "rbc/error.hpp"
 #include "sequencer.hpp"
 #include "tags.hpp"
+#include "wire.hpp"
 
 namespace rbc::detail {
 
@@ -31,11 +31,7 @@ namespace rbc::detail {
 class Direct {
  public:
   explicit Direct(const RangeComm& comm)
-      : engine_(CommAccess::engine(comm)), sequencer_(CommAccess::sequencer(comm)), sequence_(sequencer_.start()) {
-    if (engine_.base_freed()) [[unlikely]] {
-      sequencer_.finish();
-      throw Error("the MPI communicator this RangeComm was made from has been freed", MPI_ERR_COMM);
-    }
+      : engine_(live_engine(comm)), sequencer_(CommAccess::sequencer(comm)), sequence_(sequencer_.start()) {
     cost::charge(cost::Kernel::collective, 1);  // simulation only, as Collective's
   }
   ~Direct() { sequencer_.finish(); }
@@ -60,38 +56,40 @@ class Direct {
   }
   void receive(void* buf, int count, MPI_Datatype type, int mpi_source, Phase phase) {
     MPI_Status status;
-    const int rc = MPI_Recv(buf, count, type, mpi_source, tag(phase), engine_.comm(), &status);
-    if (rc != MPI_SUCCESS) [[unlikely]] refuse_bare(engine_, rc, count, mpi_source, label(phase));
-    require_whole(status, count, type, mpi_source);
+    received(MPI_Recv(buf, count, type, mpi_source, tag(phase), engine_.comm(), &status), status, count, type,
+             mpi_source, phase);
   }
-  // A butterfly round: the state machine's send and receive to and from one partner (exchange).
+  // Sends to `mpi_dest` and receives from `mpi_source` (either may be MPI_PROC_NULL) at once: a
+  // butterfly round's exchange with one partner, or a shift.
+  void sendrecv(const void* buf, int count, int mpi_dest, void* rbuf, int rcount, int mpi_source, MPI_Datatype type,
+                Phase phase) {
+    MPI_Status status;
+    const int t = tag(phase);
+    received(MPI_Sendrecv(buf, count, type, mpi_dest, t, rbuf, rcount, type, mpi_source, t, engine_.comm(), &status),
+             status, rcount, type, mpi_source, phase);
+  }
   void exchange(const void* buf, int count, void* rbuf, int rcount, MPI_Datatype type, int mpi_partner, Phase phase) {
-    MPI_Status status;
-    const int t = tag(phase);
-    const int rc =
-        MPI_Sendrecv(buf, count, type, mpi_partner, t, rbuf, rcount, type, mpi_partner, t, engine_.comm(), &status);
-    if (rc != MPI_SUCCESS) [[unlikely]] refuse_bare(engine_, rc, rcount, mpi_partner, label(phase));
-    require_whole(status, rcount, type, mpi_partner);
-  }
-
-  // A shift: sends to `mpi_dest` and receives from `mpi_source` (either may be MPI_PROC_NULL).
-  void shift(const void* buf, int mpi_dest, void* rbuf, int mpi_source, int count, MPI_Datatype type, Phase phase) {
-    MPI_Status status;
-    const int t = tag(phase);
-    const int rc = MPI_Sendrecv(buf, count, type, mpi_dest, t, rbuf, count, type, mpi_source, t, engine_.comm(), &status);
-    if (rc != MPI_SUCCESS) [[unlikely]] refuse_bare(engine_, rc, count, mpi_source, label(phase));
-    if (mpi_source != MPI_PROC_NULL) require_whole(status, count, type, mpi_source);
+    sendrecv(buf, count, mpi_partner, rbuf, rcount, mpi_partner, type, phase);
   }
 
   ScratchPool& scratch() { return engine_.scratch(); }
 
  private:
-  // Every receive of a direct collective expects its message whole: a shorter one means members
-  // passed different counts, which would otherwise leave the rest of the buffer as it was.
-  void require_whole(const MPI_Status& status, int count, MPI_Datatype type, int mpi_source) const {
-    int received = 0;
-    check_mpi(MPI_Get_count(&status, type, &received), "MPI_Get_count");
-    if (received != count) [[unlikely]] refuse_short(engine_, received, count, mpi_source);
+  static Engine& live_engine(const RangeComm& comm) {
+    Engine& engine = CommAccess::engine(comm);
+    require_live(engine);
+    return engine;
+  }
+
+  // A receive that MPI completed with `rc`. Every receive of a direct collective expects its
+  // message whole: a shorter one means members passed different counts, which would otherwise
+  // leave the rest of the buffer as it was.
+  void received(int rc, const MPI_Status& status, int count, MPI_Datatype type, int mpi_source, Phase phase) const {
+    if (rc != MPI_SUCCESS) [[unlikely]] refuse_bare(engine_, rc, count, mpi_source, label(phase));
+    if (mpi_source == MPI_PROC_NULL) return;
+    int got = 0;
+    check_mpi(MPI_Get_count(&status, type, &got), "MPI_Get_count");
+    if (got != count) [[unlikely]] refuse_short(engine_, got, count, mpi_source);
   }
   Label label(Phase phase) const { return bare_collective_label(sequence_, phase); }
   int tag(Phase phase) const { return engine_.layout().bare_collective_tag(label(phase)); }

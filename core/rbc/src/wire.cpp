@@ -505,11 +505,11 @@ Bytes large_wire(Engine& engine, Envelope e, int count, const TypeInfo& info, st
   throw Error("the MPI communicator this RangeComm was made from has been freed", MPI_ERR_COMM);
 }
 
+}  // namespace
+
 void require_live(const Engine& engine) {
   if (engine.base_freed()) [[unlikely]] refuse_freed();
 }
-
-}  // namespace
 
 void refuse_bare(const Engine& engine, int error, int count, int mpi_source, const Label& label) {
   int error_class = MPI_ERR_OTHER;

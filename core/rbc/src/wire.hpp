@@ -118,6 +118,9 @@ bool isend_in_place(Operation& op, const RangeComm& comm, Engine& engine, char* 
 // simulated time there.
 void settle_send(Operation& op);
 
+// Throws rbc::Error MPI_ERR_COMM once the MPI communicator under `engine` has been freed.
+void require_live(const Engine& engine);
+
 // Blocking send and receive for a rank with no RBC operation in flight on the engine (so no
 // receive is posted that a foreign message could be owed to): straight MPI calls, no operation
 // object. recv_now returns the delivered status (source, user tag, payload size).
