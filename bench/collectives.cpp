@@ -17,6 +17,10 @@
 // Options: --ops=bcast,reduce,allreduce,scan,exscan,scan_and_bcast,gather,allgather,barrier
 //          --sizes=1..262144
 //          --impls=rbc,mpi
+//          --communicator=first|split  RBC on the from_mpi handle of the world (first, the default:
+//                                      its messages travel bare), or on a split of it over all
+//                                      ranks (every message carries its communicator's key); the
+//                                      records name it
 #include <mpi.h>
 
 #include <algorithm>
@@ -136,9 +140,14 @@ void run(const bench::Args& args, const bench::Context& ctx) {
       throw std::invalid_argument("--impls: unknown implementation '" + impl + "' (rbc, mpi)");
     }
   }
+  const std::string communicator = args.get("communicator", "first");
+  if (communicator != "first" && communicator != "split") {
+    throw std::invalid_argument("--communicator: '" + communicator + "' (first, split)");
+  }
   bench::Measurement measure(ctx.world(), args.get_int("warmup", 1), args.get_int("reps", 5));
-  const rbc::RangeComm rworld = rbc::RangeComm::from_mpi(ctx.world());
+  const rbc::RangeComm first = rbc::RangeComm::from_mpi(ctx.world());
   const int p = ctx.size();
+  const rbc::RangeComm rworld = communicator == "split" ? first.split(0, p - 1) : first;
 
   for (const auto& op : ops) {
     for (std::int64_t n : op == "barrier" ? std::vector<std::int64_t>{0} : sizes) {
@@ -159,6 +168,7 @@ void run(const bench::Args& args, const bench::Context& ctx) {
             .add("n", n)
             .add("n_unit", op == "gather" ? "doubles at root" : op == "allgather" ? "doubles per PE received" : "doubles per PE")
             .add("count_per_pe", count)
+            .add("communicator", impl == "rbc" ? communicator : "mpi")
             .add("node_members", rworld.node_members())
             .add_summary(s);
         ctx.emit(record);
@@ -171,5 +181,5 @@ void run(const bench::Args& args, const bench::Context& ctx) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return bench::main_with_mpi(argc, argv, {"ops", "sizes", "impls"}, run);
+  return bench::main_with_mpi(argc, argv, {"ops", "sizes", "impls", "communicator"}, run);
 }

@@ -16,7 +16,10 @@
 //   hypercube    hypercube::sort_rbc of the same input (np >= 2): the baseline's local work, for
 //                the sum over ranks that oversubscribed runs pay
 //
-// Usage: overhead_mpi CASE BYTES ITERATIONS
+// Usage: overhead_mpi CASE BYTES ITERATIONS [first|split]
+// first (the default): RBC runs on the from_mpi handle of MPI_COMM_WORLD, whose user messages and
+// blocking collectives' messages travel bare; split: on a split of it over all ranks, whose
+// messages carry their communicator's key in an envelope, as every communicator a program splits.
 #include <mpi.h>
 
 #include <algorithm>
@@ -187,10 +190,11 @@ COUNTED void rbc_hypercube(int iterations, const std::vector<double>& input, con
   }
 }
 
-void run(const std::string& name, int bytes, int iterations) {
+void run(const std::string& name, int bytes, int iterations, bool split) {
   int me = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
-  const rbc::RangeComm world = rbc::RangeComm::from_mpi(MPI_COMM_WORLD);
+  const rbc::RangeComm first = rbc::RangeComm::from_mpi(MPI_COMM_WORLD);
+  const rbc::RangeComm world = split ? first.split(0, first.size() - 1) : first;
   std::vector<char> out(static_cast<std::size_t>(bytes), 1), in(static_cast<std::size_t>(bytes));
   // A warm-up outside the counted functions fills RBC's and MPI's pools first.
   if (name == "send_recv") {
@@ -265,8 +269,11 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int status = 0;
   try {
-    if (argc != 4) throw std::runtime_error("usage: overhead_mpi CASE BYTES ITERATIONS");
-    run(argv[1], std::atoi(argv[2]), std::atoi(argv[3]));
+    const std::string communicator = argc == 5 ? argv[4] : "first";
+    if ((argc != 4 && argc != 5) || (communicator != "first" && communicator != "split")) {
+      throw std::runtime_error("usage: overhead_mpi CASE BYTES ITERATIONS [first|split]");
+    }
+    run(argv[1], std::atoi(argv[2]), std::atoi(argv[3]), communicator == "split");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "overhead: %s\n", e.what());
     status = 2;

@@ -1806,7 +1806,7 @@ Request bcast_call(Launch launch, void* buf, int count, MPI_Datatype type, int r
   detail::check_rank("bcast", "root", root, comm);
   detail::check_buffer("bcast", buf, count, type);
   if (scatter_bcast(type, count, comm.size())) return start<BcastScatter>(launch, comm, buf, count, type, root, comm);
-  if (launch == Launch::blocking && detail::Direct::applies(comm, vector_bytes(type, count))) {
+  if (launch == Launch::blocking && detail::Direct::applies(comm, type, vector_bytes(type, count))) {
     direct_bcast(buf, count, type, root, comm);
     return Request();
   }
@@ -1877,7 +1877,7 @@ Request reduce_call(Launch launch, const void* sendbuf, void* recvbuf, int count
   if (reduce_halving(type, count, comm.size())) {
     return start<ReduceHalving>(launch, comm, sendbuf, recvbuf, count, type, op, root, comm);
   }
-  if (launch == Launch::blocking && detail::Direct::applies(comm, vector_bytes(type, count))) {
+  if (launch == Launch::blocking && detail::Direct::applies(comm, type, vector_bytes(type, count))) {
     direct_reduce(sendbuf, recvbuf, count, type, op, root, comm);
     return Request();
   }
@@ -1936,7 +1936,7 @@ Request allreduce_call(Launch launch, const void* sendbuf, void* recvbuf, int co
     case AllreduceAlgorithm::halving:
       return start<ReduceHalving>(launch, comm, sendbuf, recvbuf, count, type, op, -1, comm);
     case AllreduceAlgorithm::doubling:
-      if (launch == Launch::blocking && detail::Direct::applies(comm, vector_bytes(type, count))) {
+      if (launch == Launch::blocking && detail::Direct::applies(comm, type, vector_bytes(type, count))) {
         direct_allreduce(sendbuf, recvbuf, count, type, op, comm);
         return Request();
       }
@@ -2061,13 +2061,13 @@ Request start_scan(Launch launch, const void* sendbuf, void* recvbuf, int count,
                    bool exclusive, const RangeComm& comm) {
   switch (scan_algorithm(type, count, comm.size())) {
     case ScanAlgorithm::butterfly:
-      if (launch == Launch::blocking && detail::Direct::applies(comm, vector_bytes(type, count))) {
+      if (launch == Launch::blocking && detail::Direct::applies(comm, type, vector_bytes(type, count))) {
         direct_scan(sendbuf, recvbuf, count, type, op, exclusive, comm);
         return Request();
       }
       return start<ScanButterfly>(launch, comm, sendbuf, recvbuf, count, type, op, exclusive, comm);
     case ScanAlgorithm::doubling:
-      if (launch == Launch::blocking && detail::Direct::applies(comm, vector_bytes(type, count))) {
+      if (launch == Launch::blocking && detail::Direct::applies(comm, type, vector_bytes(type, count))) {
         direct_scan_doubling(sendbuf, recvbuf, count, type, op, exclusive, comm);
         return Request();
       }
@@ -2155,7 +2155,7 @@ bool direct_gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
   if (!send.contiguous() || (me == root && !recv.contiguous())) return false;
   const std::int64_t part = in_place ? static_cast<std::int64_t>(recvcount) * recv.size
                                      : static_cast<std::int64_t>(sendcount) * send.size;
-  if (!detail::Direct::applies(comm, part * p)) return false;
+  if (!detail::Direct::applies(comm, MPI_BYTE, part * p)) return false;
   if (me == root) check_own_part("gather", me, part, static_cast<std::int64_t>(recvcount) * recv.size);
   const BinomialTree tree(p, root, me);
   const int subtree = message_bytes("gather", part * tree.subtree_size());
@@ -2295,7 +2295,7 @@ bool direct_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
   const TypeInfo send(in_place ? recvtype : sendtype);
   if (!recv.contiguous() || !send.contiguous()) return false;
   const std::int64_t part = static_cast<std::int64_t>(recvcount) * recv.size;
-  if (!detail::Direct::applies(comm, part * p)) return false;
+  if (!detail::Direct::applies(comm, MPI_BYTE, part * p)) return false;
   check_own_part("allgather", me, in_place ? part : static_cast<std::int64_t>(sendcount) * send.size, part);
   const int whole = message_bytes("allgather", part * p);
   Butterfly fly = part * p <= AllgatherDoubling::kSpreadBytes ? Butterfly(p, me, CommAccess::node_bits(comm))
@@ -2427,7 +2427,7 @@ void direct_barrier(const RangeComm& comm) {
 
 Request barrier_call(Launch launch, const RangeComm& comm) {
   comm.size();  // throws for non-members
-  if (launch == Launch::blocking && detail::Direct::applies(comm, 0)) {
+  if (launch == Launch::blocking && detail::Direct::applies(comm, MPI_BYTE, 0)) {
     direct_barrier(comm);
     return Request();
   }

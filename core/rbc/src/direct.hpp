@@ -19,19 +19,24 @@
 
 namespace rbc::detail {
 
-// A blocking collective run directly: on the communicator whose messages travel bare (bare.hpp),
-// on a rank whose engine has nothing in flight, a short collective's state machine, operation
-// object and wire bookkeeping cost more than its messages (700-2,000 instructions per call on
-// two ranks against MPI's own 900-2,000 in all). Run directly, the collective calls MPI_Send,
-// MPI_Recv and MPI_Sendrecv under the tags its state machine would have used
-// (bare_collective_label), for the same messages in the same order, so that a member that runs
-// the state machine (its engine was busy) exchanges them with one that runs directly. Safe for
-// the reason runs_immediately is: a blocking send goes only along a tree edge or to a partner
-// whose same round receives it, and a receive waits only for a message a peer's earlier step sent.
+// A blocking collective run directly: on a rank whose engine has nothing in flight, a short
+// collective's state machine, operation object and wire bookkeeping cost more than its messages
+// (700-2,300 instructions per call on two ranks against MPI's own 900-2,700 in all). Run directly,
+// the collective sends and receives the messages its state machine would, under the same labels,
+// in the same order, so that a member that runs the state machine (its engine was busy) exchanges
+// them with one that runs directly. On the communicator whose messages travel bare (bare.hpp)
+// these are MPI_Send, MPI_Recv and MPI_Sendrecv; on any other the envelope goes with them
+// (send_now, recv_now, sendrecv_now), as in the state machine run at once. Safe for the reason
+// runs_immediately is: a blocking send goes only along a tree edge or to a partner whose same
+// round receives it, and a receive waits only for a message a peer's earlier step sent.
 class Direct {
  public:
   explicit Direct(const RangeComm& comm)
-      : engine_(live_engine(comm)), sequencer_(CommAccess::sequencer(comm)), sequence_(sequencer_.start()) {
+      : comm_(comm),
+        engine_(live_engine(comm)),
+        sequencer_(CommAccess::sequencer(comm)),
+        sequence_(sequencer_.start()),
+        bare_(sequencer_.bare_base() >= 0) {
     cost::charge(cost::Kernel::collective, 1);  // simulation only, as Collective's
   }
   ~Direct() { sequencer_.finish(); }
@@ -45,16 +50,27 @@ class Direct {
   // "Short blocking collectives run directly").
   static constexpr long long kMaxBytes = 16384;
 
-  // Whether `comm`'s blocking collective whose vector (or, for gathers, whole block) has `bytes`
-  // runs directly on this rank now.
-  static bool applies(const RangeComm& comm, long long bytes) {
-    return bytes <= kMaxBytes && runs_immediately(comm) && CommAccess::sequencer(comm).bare_base() >= 0;
+  // Whether `comm`'s blocking collective of `type` whose vector (or, for gathers, whole block)
+  // has `bytes` runs directly on this rank now. Where messages carry envelopes, every message
+  // must fit in place with its envelope (sendrecv_now): a predefined type, kNowInPlaceBytes.
+  static bool applies(const RangeComm& comm, MPI_Datatype type, long long bytes) {
+    if (bytes > kMaxBytes || !runs_immediately(comm)) return false;
+    return CommAccess::sequencer(comm).bare_base() >= 0 || (bytes <= kNowInPlaceBytes && predefined_size(type) > 0);
   }
 
   void send(const void* buf, int count, MPI_Datatype type, int mpi_dest, Phase phase) {
+    if (!bare_) {
+      send_now(comm_, engine_, buf, count, type, mpi_dest, label(phase));
+      return;
+    }
     check_mpi(MPI_Send(buf, count, type, mpi_dest, tag(phase), engine_.comm()), "MPI_Send");
   }
   void receive(void* buf, int count, MPI_Datatype type, int mpi_source, Phase phase) {
+    if (!bare_) {
+      if (mpi_source == MPI_PROC_NULL) return;
+      delivered(recv_now(comm_, engine_, buf, count, type, mpi_source, label(phase)), count, type, mpi_source);
+      return;
+    }
     MPI_Status status;
     received(MPI_Recv(buf, count, type, mpi_source, tag(phase), engine_.comm(), &status), status, count, type,
              mpi_source, phase);
@@ -63,6 +79,15 @@ class Direct {
   // butterfly round's exchange with one partner, or a shift.
   void sendrecv(const void* buf, int count, int mpi_dest, void* rbuf, int rcount, int mpi_source, MPI_Datatype type,
                 Phase phase) {
+    if (!bare_) {
+      if (mpi_source == MPI_PROC_NULL) {
+        send(buf, count, type, mpi_dest, phase);
+        return;
+      }
+      delivered(sendrecv_now(comm_, engine_, buf, count, mpi_dest, rbuf, rcount, mpi_source, type, label(phase)),
+                rcount, type, mpi_source);
+      return;
+    }
     MPI_Status status;
     const int t = tag(phase);
     received(MPI_Sendrecv(buf, count, type, mpi_dest, t, rbuf, rcount, type, mpi_source, t, engine_.comm(), &status),
@@ -81,7 +106,7 @@ class Direct {
     return engine;
   }
 
-  // A receive that MPI completed with `rc`. Every receive of a direct collective expects its
+  // A bare receive that MPI completed with `rc`. Every receive of a direct collective expects its
   // message whole: a shorter one means members passed different counts, which would otherwise
   // leave the rest of the buffer as it was.
   void received(int rc, const MPI_Status& status, int count, MPI_Datatype type, int mpi_source, Phase phase) const {
@@ -91,12 +116,22 @@ class Direct {
     check_mpi(MPI_Get_count(&status, type, &got), "MPI_Get_count");
     if (got != count) [[unlikely]] refuse_short(engine_, got, count, mpi_source);
   }
-  Label label(Phase phase) const { return bare_collective_label(sequence_, phase); }
+  // The same for a message that came with its envelope (recv_now refused a longer one).
+  void delivered(const MPI_Status& status, int count, MPI_Datatype type, int mpi_source) const {
+    if (mpi_source == MPI_PROC_NULL) return;
+    const int got = payload_count(status, type);
+    if (got != count) [[unlikely]] refuse_short(engine_, got, count, mpi_source);
+  }
+  Label label(Phase phase) const {
+    return bare_ ? bare_collective_label(sequence_, phase) : collective_label(sequence_, phase);
+  }
   int tag(Phase phase) const { return engine_.layout().bare_collective_tag(label(phase)); }
 
+  const RangeComm& comm_;
   Engine& engine_;
   Sequencer& sequencer_;
   std::uint32_t sequence_;
+  bool bare_;
 };
 
 // A directly run collective's temporary vector: on the stack up to 256 bytes (a short

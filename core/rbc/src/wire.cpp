@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <utility>
@@ -859,6 +860,31 @@ MPI_Status recv_now(const RangeComm& comm, Engine& engine, void* buf, int count,
     std::memcpy(foreign.data(), wire, static_cast<std::size_t>(bytes));
     engine.parked().push_back(Parked{status.MPI_SOURCE, std::move(foreign)});
   }
+}
+
+static_assert(kNowInPlaceBytes == kEagerWireBytes - kExtendedBytes, "send_now's in-place limit");
+
+MPI_Status sendrecv_now(const RangeComm& comm, Engine& engine, const void* buf, int count, int mpi_dest, void* rbuf,
+                        int rcount, int mpi_source, MPI_Datatype type, const Label& label) {
+  if (mpi_dest == MPI_PROC_NULL) return recv_now(comm, engine, rbuf, rcount, type, mpi_source, label);
+  require_live(engine);
+  const int bytes = in_place_bytes(type, count, kNowInPlaceBytes);
+  if (bytes < 0) throw std::logic_error("rbc: internal: sendrecv_now of a message that does not fit in place");
+  charge_message(cost::Kernel::collective_message, bytes);
+  alignas(std::uint64_t) char wire[kHeaderBytes + kNowInPlaceBytes];
+  const int size = write_in_place(wire, comm, label, buf, bytes);
+  MPI_Request request;
+  check_mpi(MPI_Isend(wire, size, MPI_BYTE, mpi_dest, engine.layout().tag(comm.id(), label), engine.comm(), &request),
+            "MPI_Isend");
+  MPI_Status status;
+  try {
+    status = recv_now(comm, engine, rbuf, rcount, type, mpi_source, label);
+  } catch (...) {
+    MPI_Wait(&request, MPI_STATUS_IGNORE);  // the wire lives on this frame
+    throw;
+  }
+  check_mpi(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait");
+  return status;
 }
 
 void complete_slot(Operation& op, std::size_t index, const MPI_Status& status) {

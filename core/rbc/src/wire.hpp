@@ -130,6 +130,17 @@ void send_now(const RangeComm& comm, Engine& engine, const void* buf, int count,
 MPI_Status recv_now(const RangeComm& comm, Engine& engine, void* buf, int count, MPI_Datatype type, int mpi_source,
                     const Label& label);
 
+// The payload bytes, of a predefined type, up to which send_now and sendrecv_now write the
+// envelope and the payload into one buffer of their own (no pooled buffer, no second message).
+inline constexpr int kNowInPlaceBytes = 3952;
+
+// send_now to `mpi_dest` and recv_now from `mpi_source` at once (one round of an exchange or a
+// shift, a collective run directly): the send is posted first and completes after the receive,
+// so neither side waits for the other's receive. `mpi_dest` may be MPI_PROC_NULL; `mpi_source`
+// may not. The send's payload is of a predefined type and at most kNowInPlaceBytes.
+MPI_Status sendrecv_now(const RangeComm& comm, Engine& engine, const void* buf, int count, int mpi_dest, void* rbuf,
+                        int rcount, int mpi_source, MPI_Datatype type, const Label& label);
+
 // Runs when MPI has completed the request in op.awaited()[index] (set to MPI_REQUEST_NULL by the
 // caller). Leaves a new request there if the receive goes on.
 void complete_slot(Operation& op, std::size_t index, const MPI_Status& status);
