@@ -19,8 +19,8 @@
 //          --impls=rbc,mpi
 //          --communicator=first|split  RBC on the from_mpi handle of the world (first, the default:
 //                                      its messages travel bare), or on a split of it over all
-//                                      ranks (every message carries its communicator's key); the
-//                                      records name it
+//                                      ranks (every message carries its communicator's key); every
+//                                      record of the run names it (MPI's own run on the world)
 #include <mpi.h>
 
 #include <algorithm>
@@ -168,7 +168,7 @@ void run(const bench::Args& args, const bench::Context& ctx) {
             .add("n", n)
             .add("n_unit", op == "gather" ? "doubles at root" : op == "allgather" ? "doubles per PE received" : "doubles per PE")
             .add("count_per_pe", count)
-            .add("communicator", impl == "rbc" ? communicator : "mpi")
+            .add("communicator", communicator)
             .add("node_members", rworld.node_members())
             .add_summary(s);
         ctx.emit(record);

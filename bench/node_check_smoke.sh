@@ -21,12 +21,18 @@ PATH="$work/shim:$PATH" bench/node_check --programs "$work/bundle" --out "$work/
 node="$work/node"
 grep -q . "$node/steps.txt" || fail "no steps recorded"
 if grep -v ': exit 0, ' "$node/steps.txt"; then fail "a step failed or was skipped (above)"; fi
-for f in sort collectives p2p; do
+for f in sort collectives collectives-split p2p; do
   [[ -s $node/$f.jsonl ]] || fail "$f.jsonl is empty"
   python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' "$node/$f.jsonl" || fail "$f.jsonl malformed"
 done
 grep -q '^Target 1, ' "$node/summary.txt" || fail "summary without target 1"
 grep -q '^Target 3, ' "$node/summary.txt" || fail "summary without target 3"
+grep -q '^Target 3, RBC on a split ' "$node/summary.txt" || fail "summary without target 3 on a split"
+python3 - "$node/collectives-split.jsonl" <<'PY' || fail "collectives-split.jsonl: not RBC on a split"
+import json, sys
+records = [json.loads(line) for line in open(sys.argv[1])]
+assert records and all(r["communicator"] == "split" for r in records), records[:1]
+PY
 grep -q '^Target 4, ' "$node/summary.txt" || fail "summary without target 4"
 grep -q '^host: ' "$node/machine.txt" || fail "machine.txt without the host"
 

@@ -79,7 +79,7 @@ def rbc_over_mpi(d, **at):
     return d.round_ratios(dict(implementation="rbc", **at), dict(implementation="mpi", **at))
 
 
-def collectives_table(records):
+def collectives_table(records, where=""):
     d = by_round(records)
     ratios = {}
     for op in d.values("variant"):
@@ -89,7 +89,7 @@ def collectives_table(records):
                 if rs:
                     ratios[(op, p, n)] = rs
     if not ratios:
-        return ["Target 3: no collectives records"]
+        return [f"Target 3{where}: no collectives records"]
     sizes = sorted({n for (_op, _p, n) in ratios})
     lines, met = [], 0
     for op in COLLECTIVES:
@@ -103,7 +103,7 @@ def collectives_table(records):
                 met += ok
                 cells.append(text + ("" if ok else " *"))
             lines.append(f"| {op} | {p} | " + " | ".join(cells) + " |")
-    head = [f"Target 3, RBC / MPI collectives, <= {COLLECTIVE_LIMIT} (* not met): met at {met} of "
+    head = [f"Target 3, RBC{where} / MPI collectives, <= {COLLECTIVE_LIMIT} (* not met): met at {met} of "
             f"{sum(len(v) > 0 for v in ratios.values())} points; columns: doubles (gather: at the root)", "",
             "| collective | p | " + " | ".join(str(n) for n in sizes) + " |",
             "| --- | ---: | " + " | ".join("---" for _ in sizes) + " |"]
@@ -163,6 +163,7 @@ def main(argv):
     out = argv[1]
     parts = [jquick_table(load(os.path.join(out, "sort.jsonl"))),
              collectives_table(load(os.path.join(out, "collectives.jsonl"))),
+             collectives_table(load(os.path.join(out, "collectives-split.jsonl")), " on a split"),
              p2p_table(load(os.path.join(out, "p2p.jsonl")))]
     steps = os.path.join(out, "steps.txt")
     if os.path.isfile(steps):
