@@ -815,9 +815,18 @@ void send_now(const RangeComm& comm, Engine& engine, const void* buf, int count,
 }
 
 MPI_Status recv_now(const RangeComm& comm, Engine& engine, void* buf, int count, MPI_Datatype type, int mpi_source,
-                    const Label& label) {
+                    const Label& label, std::uint64_t* payload_bytes) {
   require_live(engine);
-  if (MPI_Status status; recv_bare(comm, engine, buf, count, type, mpi_source, label, status)) return status;
+  // A delivered status's payload size, where the caller asked for it apart.
+  const auto sized = [payload_bytes](const MPI_Status& status) {
+    if (payload_bytes) {
+      int bytes = 0;
+      check_mpi(MPI_Get_count(&status, MPI_BYTE, &bytes), "MPI_Get_count");
+      *payload_bytes = static_cast<std::uint64_t>(bytes);
+    }
+    return status;
+  };
+  if (MPI_Status status; recv_bare(comm, engine, buf, count, type, mpi_source, label, status)) return sized(status);
   const int mpi_tag = engine.layout().tag(comm.id(), label);
   // The general path's view of this receive; the common case below needs none of it.
   const auto transit = [&] { return receive_transit(comm, buf, count, type, mpi_source, label, mpi_tag); };
@@ -829,7 +838,7 @@ MPI_Status recv_now(const RangeComm& comm, Engine& engine, void* buf, int count,
       if (!matches(t, e, it->mpi_source)) continue;
       Parked message = std::move(*it);
       parked.erase(it);
-      return deliver_now(t, e, message.mpi_source, message.wire.data() + e.offset());
+      return sized(deliver_now(t, e, message.mpi_source, message.wire.data() + e.offset()));
     }
   }
   const CommKey& key = CommAccess::key(comm);
@@ -850,12 +859,17 @@ MPI_Status recv_now(const RangeComm& comm, Engine& engine, void* buf, int count,
           payload <= static_cast<std::size_t>(named) * static_cast<std::size_t>(count)) {
         const std::size_t whole = payload - payload % static_cast<std::size_t>(named);
         if (whole > 0) std::memcpy(buf, wire + kHeaderBytes, whole);
+        if (payload_bytes) {
+          *payload_bytes = payload;
+          status.MPI_TAG = label.tag;
+          return status;
+        }
         return delivered(status, label.tag, payload);
       }
     }
     const Envelope e = read_envelope(wire, static_cast<std::size_t>(bytes), status.MPI_SOURCE, status.MPI_TAG);
     const Transit t = transit();
-    if (matches(t, e, status.MPI_SOURCE)) return deliver_now(t, e, status.MPI_SOURCE, wire + e.offset());
+    if (matches(t, e, status.MPI_SOURCE)) return sized(deliver_now(t, e, status.MPI_SOURCE, wire + e.offset()));
     Bytes foreign = engine.buffer(static_cast<std::size_t>(bytes));
     std::memcpy(foreign.data(), wire, static_cast<std::size_t>(bytes));
     engine.parked().push_back(Parked{status.MPI_SOURCE, std::move(foreign)});
@@ -865,8 +879,9 @@ MPI_Status recv_now(const RangeComm& comm, Engine& engine, void* buf, int count,
 static_assert(kNowInPlaceBytes == kEagerWireBytes - kExtendedBytes, "send_now's in-place limit");
 
 MPI_Status sendrecv_now(const RangeComm& comm, Engine& engine, const void* buf, int count, int mpi_dest, void* rbuf,
-                        int rcount, int mpi_source, MPI_Datatype type, const Label& label) {
-  if (mpi_dest == MPI_PROC_NULL) return recv_now(comm, engine, rbuf, rcount, type, mpi_source, label);
+                        int rcount, int mpi_source, MPI_Datatype type, const Label& label,
+                        std::uint64_t* payload_bytes) {
+  if (mpi_dest == MPI_PROC_NULL) return recv_now(comm, engine, rbuf, rcount, type, mpi_source, label, payload_bytes);
   require_live(engine);
   const int bytes = in_place_bytes(type, count, kNowInPlaceBytes);
   if (bytes < 0) throw std::logic_error("rbc: internal: sendrecv_now of a message that does not fit in place");
@@ -878,7 +893,7 @@ MPI_Status sendrecv_now(const RangeComm& comm, Engine& engine, const void* buf, 
             "MPI_Isend");
   MPI_Status status;
   try {
-    status = recv_now(comm, engine, rbuf, rcount, type, mpi_source, label);
+    status = recv_now(comm, engine, rbuf, rcount, type, mpi_source, label, payload_bytes);
   } catch (...) {
     MPI_Wait(&request, MPI_STATUS_IGNORE);  // the wire lives on this frame
     throw;
