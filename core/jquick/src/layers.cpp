@@ -224,14 +224,24 @@ RbcLayer::~RbcLayer() {
 
 void RbcLayer::gather_merge(Pool& pool, const Comm& comm, const void* send, int count,
                             void* recv, int total, MPI_Datatype type, const rbc::Merger& merge,
-                            Done done) {
+                            Done done, bool now) {
+  if (now) {
+    rbc::gatherm(send, count, recv, total, type, 0, merge, comm);
+    done();
+    return;
+  }
   pool.add(rbc::igatherm(send, count, recv, total, type, 0, merge, comm),
            [done = std::move(done)](const rbc::Status*) { done(); });
 }
 
 void RbcLayer::allgather_merge(Pool& pool, const Comm& comm, const void* send, int count,
                                void* recv, int total, MPI_Datatype type, const rbc::Merger& merge,
-                               Done done) {
+                               Done done, bool now) {
+  if (now) {
+    rbc::allgatherm(send, count, recv, total, type, merge, comm);
+    done();
+    return;
+  }
   pool.add(rbc::iallgatherm(send, count, recv, total, type, merge, comm),
            [done = std::move(done)](const rbc::Status*) { done(); });
 }
@@ -243,7 +253,12 @@ void RbcLayer::bcast(Pool& pool, const Comm& comm, void* buf, int count, MPI_Dat
 }
 
 void RbcLayer::scan_and_bcast(Pool& pool, const Comm& comm, const long long* send,
-                              long long* prefix, long long* total, int count, Done done) {
+                              long long* prefix, long long* total, int count, Done done, bool now) {
+  if (now) {
+    scan_and_bcast_now(comm, send, prefix, total, count);
+    done();
+    return;
+  }
   pool.add(rbc::iscan_and_bcast(send, prefix, total, count, MPI_LONG_LONG, MPI_SUM, comm),
            [done = std::move(done)](const rbc::Status*) { done(); });
 }
@@ -254,7 +269,12 @@ void RbcLayer::scan_and_bcast_now(const Comm& comm, const long long* send, long 
 }
 
 void RbcLayer::allgather(Pool& pool, const Comm& comm, const long long* send, long long* recv,
-                         int count, Done done) {
+                         int count, Done done, bool now) {
+  if (now) {
+    rbc::allgather(send, count, MPI_LONG_LONG, recv, count, MPI_LONG_LONG, comm);
+    done();
+    return;
+  }
   pool.add(rbc::iallgather(send, count, MPI_LONG_LONG, recv, count, MPI_LONG_LONG, comm),
            [done = std::move(done)](const rbc::Status*) { done(); });
 }
@@ -333,7 +353,7 @@ MpiLayer::~MpiLayer() {
 
 void MpiLayer::gather_merge(Pool& pool, const Comm& comm, const void* send, int count,
                             void* recv, int total, MPI_Datatype type, const rbc::Merger& merge,
-                            Done done) {
+                            Done done, bool) {
   // State that must outlive the nonblocking calls.
   struct State {
     int count;
@@ -385,7 +405,7 @@ void MpiLayer::gather_merge(Pool& pool, const Comm& comm, const void* send, int 
 
 void MpiLayer::allgather_merge(Pool& pool, const Comm& comm, const void* send, int count,
                                void* recv, int total, MPI_Datatype type, const rbc::Merger& merge,
-                               Done done) {
+                               Done done, bool) {
   gather_merge(pool, comm, send, count, recv, total, type, merge,
                [this, &pool, comm, recv, total, type, done = std::move(done)]() mutable {
                  bcast(pool, comm, recv, total, type, 0, std::move(done));
@@ -400,7 +420,7 @@ void MpiLayer::bcast(Pool& pool, const Comm& comm, void* buf, int count, MPI_Dat
 }
 
 void MpiLayer::scan_and_bcast(Pool& pool, const Comm& comm, const long long* send,
-                              long long* prefix, long long* total, int count, Done done) {
+                              long long* prefix, long long* total, int count, Done done, bool) {
   MPI_Request request;
   check_mpi(MPI_Iscan(send, prefix, count, MPI_LONG_LONG, MPI_SUM, comm.comm, &request),
             "MPI_Iscan");
@@ -422,7 +442,7 @@ void MpiLayer::scan_and_bcast_now(const Comm& comm, const long long* send, long 
 }
 
 void MpiLayer::allgather(Pool& pool, const Comm& comm, const long long* send, long long* recv,
-                         int count, Done done) {
+                         int count, Done done, bool) {
   MPI_Request request;
   check_mpi(MPI_Iallgather(send, count, MPI_LONG_LONG, recv, count, MPI_LONG_LONG, comm.comm, &request),
             "MPI_Iallgather");

@@ -7,7 +7,11 @@
 //   Pool                      the pending nonblocking operations of one PE; progress() blocks
 //                             until at least one completes and runs its continuation
 //   gather_merge, allgather_merge, bcast, scan_and_bcast, allgather, isend, irecv
-//                             start an operation in a Pool; the continuation runs on completion
+//                             start an operation in a Pool; the continuation runs on completion.
+//                             With `now` (the first level's collectives, which every member calls
+//                             with nothing else of the sort in flight) the RBC layer runs the
+//                             blocking collective and the continuation at once: no request, and
+//                             on a from_mpi handle bare messages (the MPI layer ignores it)
 //   scan_and_bcast_now        the same scan, blocking (the sort's first and last agreement, when
 //                             nothing else is in flight: no pool, request or continuation)
 //   create_child, release     group communicators for the next level
@@ -130,20 +134,20 @@ class RbcLayer {
 
   // Every member contributes a sorted run; the root receives all `total` elements sorted.
   void gather_merge(Pool& pool, const Comm& comm, const void* send, int count, void* recv,
-                    int total, MPI_Datatype type, const rbc::Merger& merge, Done done);
+                    int total, MPI_Datatype type, const rbc::Merger& merge, Done done, bool now = false);
   // The same, every member receiving them (rbc::iallgatherm: recursive doubling).
   void allgather_merge(Pool& pool, const Comm& comm, const void* send, int count, void* recv,
-                       int total, MPI_Datatype type, const rbc::Merger& merge, Done done);
+                       int total, MPI_Datatype type, const rbc::Merger& merge, Done done, bool now = false);
   void bcast(Pool& pool, const Comm& comm, void* buf, int count, MPI_Datatype type, int root,
              Done done);
   // Inclusive prefix sums and totals of `count` long longs.
   void scan_and_bcast(Pool& pool, const Comm& comm, const long long* send, long long* prefix,
-                      long long* total, int count, Done done);
+                      long long* total, int count, Done done, bool now = false);
   static void scan_and_bcast_now(const Comm& comm, const long long* send, long long* prefix,
                                  long long* total, int count);
   // Every member's `count` long longs, in rank order, to every member (rbc::iallgather).
   void allgather(Pool& pool, const Comm& comm, const long long* send, long long* recv, int count,
-                 Done done);
+                 Done done, bool now = false);
   void isend(Pool& pool, const Comm& comm, const void* buf, int count, MPI_Datatype type,
              int dest, int tag);
   void irecv(Pool& pool, const Comm& comm, void* buf, int count, MPI_Datatype type, int source,
@@ -194,21 +198,21 @@ class MpiLayer {
 
   // MPI_Igather of the counts, MPI_Igatherv of the runs, then a local merge at the root.
   void gather_merge(Pool& pool, const Comm& comm, const void* send, int count, void* recv,
-                    int total, MPI_Datatype type, const rbc::Merger& merge, Done done);
+                    int total, MPI_Datatype type, const rbc::Merger& merge, Done done, bool now = false);
   // gather_merge, then MPI_Ibcast of the result.
   void allgather_merge(Pool& pool, const Comm& comm, const void* send, int count, void* recv,
-                       int total, MPI_Datatype type, const rbc::Merger& merge, Done done);
+                       int total, MPI_Datatype type, const rbc::Merger& merge, Done done, bool now = false);
   void bcast(Pool& pool, const Comm& comm, void* buf, int count, MPI_Datatype type, int root,
              Done done);
   // MPI_Iscan, then MPI_Ibcast of the last rank's prefix.
   void scan_and_bcast(Pool& pool, const Comm& comm, const long long* send, long long* prefix,
-                      long long* total, int count, Done done);
+                      long long* total, int count, Done done, bool now = false);
   // MPI_Scan, then MPI_Bcast of the last rank's prefix.
   static void scan_and_bcast_now(const Comm& comm, const long long* send, long long* prefix,
                                  long long* total, int count);
   // MPI_Iallgather.
   void allgather(Pool& pool, const Comm& comm, const long long* send, long long* recv, int count,
-                 Done done);
+                 Done done, bool now = false);
   void isend(Pool& pool, const Comm& comm, const void* buf, int count, MPI_Datatype type,
              int dest, int tag);
   void irecv(Pool& pool, const Comm& comm, void* buf, int count, MPI_Datatype type, int source,

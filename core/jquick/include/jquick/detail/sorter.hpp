@@ -551,7 +551,8 @@ class Sorter {
                            [this, t, &pool] {
                              t->pivot = t->gathered[static_cast<std::size_t>((t->k - 1) / 2)];
                              on_pivot(pool, *t);
-                           });
+                           },
+                           task.first_level);
   }
 
   // A merger of two adjacent sorted runs of E, the first one's elements before equivalent ones
@@ -604,14 +605,15 @@ class Sorter {
                            }
                          }
                          on_counts(pool, *t);
-                       });
+                       },
+                       task.first_level);
       return;
     }
     const bool first_stream = stream_of(task) == 0;
     task.counts[3] = first_stream ? task.counts[0] : 0;
     task.counts[4] = first_stream ? task.counts[1] : 0;
     layer_.scan_and_bcast(pool, task.comm, task.counts, task.prefix, task.totals, 5,
-                          [this, t, &pool] { on_counts(pool, *t); });
+                          [this, t, &pool] { on_counts(pool, *t); }, task.first_level);
   }
 
   // Groups of at most this many PEs gather every member's counts instead of scanning them: as
@@ -1351,7 +1353,8 @@ class Sorter {
                           }
                           cost::charge(cost::Kernel::copy, s->gathered.size());  // as fast as a copy
                           forward_small(pool, *s);
-                        });
+                        },
+                        small.first_level);
   }
 
   rbc::Merger key_merger() { return buffered_merger(merged_, less_); }
