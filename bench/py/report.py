@@ -258,7 +258,7 @@ def targets_table(d, sim_p_note):
     # 4. Collectives, small messages: the runs on the from_mpi handle (a split's have tables of
     # their own in the collectives section).
     cells, vals = [], []
-    handle = Data([r for r in d.select(benchmark="collectives") if on_communicator(r) == "first"])
+    handle = collectives_on(d, "first")
     for op in COLLECTIVES:
         ps = [p for p in handle.values("p", variant=op, n=1, implementation="rbc")
               if handle.median(variant=op, n=1, implementation="mpi", p=p) is not None]
@@ -542,43 +542,47 @@ def on_communicator(r):
     return r.get("communicator") or "first"
 
 
+def collectives_on(d, comm):
+    """The collectives records of the runs with RBC on `comm` ("first" or "split")."""
+    return Data([r for r in d.select(benchmark="collectives") if on_communicator(r) == comm])
+
+
 def section_collectives(d, plot, draw):
     out = []
     if not d.select(benchmark="collectives"):
         return out
-    every = d
     # The figures and the algorithm list: the runs on the from_mpi handle.
-    d = Data([r for r in d.recs if r.get("benchmark") != "collectives" or on_communicator(r) == "first"])
+    handle = collectives_on(d, "first")
     out.append("## Collectives, RBC vs MPI (paper figs. 4 and 9)\n")
     algs = {}
-    for r in d.select(benchmark="collectives", implementation="mpi"):
+    for r in handle.select(benchmark="collectives", implementation="mpi"):
         algs[r["variant"]] = r.get("algorithm", "?")
     out.append("MPI algorithms used: " + ", ".join(f"{op}: `{a}`" for op, a in sorted(algs.items())) + ". "
                "Sizes are doubles per PE (gather: doubles arriving at the root). Ratio = RBC time / MPI time "
                "(below 1: RBC faster).\n")
-    ops = [op for op in COLLECTIVES if every.select(benchmark="collectives", variant=op)]
+    ops = [op for op in COLLECTIVES if d.select(benchmark="collectives", variant=op)]
     if draw:
         img = plot.plot("fig4_collectives_over_p", "RBC / MPI time, 1 double", "p", "RBC time / MPI time",
-                        [(op, [(p, ratio(d.median(benchmark="collectives", variant=op, n=1, implementation="rbc", p=p),
-                                         d.median(benchmark="collectives", variant=op, n=1, implementation="mpi", p=p)))
-                               for p in d.values("p", benchmark="collectives", variant=op, n=1)
-                               if d.median(benchmark="collectives", variant=op, n=1, implementation="mpi", p=p)])
+                        [(op, [(p, ratio(handle.median(benchmark="collectives", variant=op, n=1, implementation="rbc", p=p),
+                                         handle.median(benchmark="collectives", variant=op, n=1, implementation="mpi", p=p)))
+                               for p in handle.values("p", benchmark="collectives", variant=op, n=1)
+                               if handle.median(benchmark="collectives", variant=op, n=1, implementation="mpi", p=p)])
                          for op in ops], logy=False, hline=1.0)
         if img:
             out.append(f"![collectives over p]({img})\n")
     # Message-size sweep at the p with the most sizes.
     best_p, best_count = None, 0
-    for p in d.values("p", benchmark="collectives"):
-        count = len(d.values("n", benchmark="collectives", p=p))
+    for p in handle.values("p", benchmark="collectives"):
+        count = len(handle.values("n", benchmark="collectives", p=p))
         if count > best_count:
             best_p, best_count = p, count
     if draw and best_p and best_count > 2:
         img = plot.plot("fig9_collectives_over_size", f"RBC / MPI time, p = {best_p}", "message size [doubles]",
                         "RBC time / MPI time",
-                        [(op, [(n, ratio(d.median(benchmark="collectives", variant=op, n=n, implementation="rbc", p=best_p),
-                                         d.median(benchmark="collectives", variant=op, n=n, implementation="mpi", p=best_p)))
-                               for n in d.values("n", benchmark="collectives", variant=op, p=best_p)
-                               if d.median(benchmark="collectives", variant=op, n=n, implementation="mpi", p=best_p)])
+                        [(op, [(n, ratio(handle.median(benchmark="collectives", variant=op, n=n, implementation="rbc", p=best_p),
+                                         handle.median(benchmark="collectives", variant=op, n=n, implementation="mpi", p=best_p)))
+                               for n in handle.values("n", benchmark="collectives", variant=op, p=best_p)
+                               if handle.median(benchmark="collectives", variant=op, n=n, implementation="mpi", p=best_p)])
                          for op in ops], logy=False, hline=1.0)
         if img:
             out.append(f"![collectives over message size]({img})\n")
@@ -590,11 +594,11 @@ def section_collectives(d, plot, draw):
         return sim_label(r["platform"], calibration_of(r))
     # One table per library and communicator: runs with RBC on a split apart.
     for backend, platform, library, comm in sorted({(r["backend"], r["platform"], where(r), on_communicator(r))
-                                                     for r in every.select(benchmark="collectives")}):
+                                                     for r in d.select(benchmark="collectives")}):
         rows = []
         met = total = 0
         at = dict(benchmark="collectives", backend=backend, platform=platform)
-        sub = Data([r for r in every.select(benchmark="collectives") if on_communicator(r) == comm])
+        sub = collectives_on(d, comm)
         for op in ops:
             for p in sub.values("p", variant=op, **at):
                 for n in sub.values("n", variant=op, p=p, **at):

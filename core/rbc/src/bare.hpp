@@ -34,9 +34,10 @@ namespace rbc::detail {
 // error handler as RBC's own errors do, then throws rbc::Error; any other error throws.
 [[noreturn]] void refuse_bare(const Engine& engine, int error, int count, int mpi_source, const Label& label);
 
-// A bare message of a collective that holds fewer than the `count` elements its receive expects
-// (`received`, or MPI_UNDEFINED): members passed different counts. Through the communicator's
-// error handler, then rbc::Error MPI_ERR_COUNT.
+// A message of a collective run directly (bare, or with its envelope) that holds another number
+// of elements than the `count` its receive expects (`received`, or MPI_UNDEFINED for a part of
+// an element): members passed different counts. Through the communicator's error handler, then
+// rbc::Error MPI_ERR_COUNT.
 [[noreturn]] void refuse_short(const Engine& engine, int received, int count, int mpi_source);
 
 // The blocking send of a bare message (MPI_Send); false, with nothing sent, where the message

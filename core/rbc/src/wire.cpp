@@ -786,7 +786,7 @@ void send_now(const RangeComm& comm, Engine& engine, const void* buf, int count,
   require_live(engine);
   if (mpi_dest == MPI_PROC_NULL || send_bare(comm, engine, buf, count, type, mpi_dest, label)) return;
   const int mpi_tag = engine.layout().tag(comm.id(), label);
-  const int bytes = in_place_bytes(type, count, kEagerWireBytes - kExtendedBytes);
+  const int bytes = in_place_bytes(type, count, kNowInPlaceBytes);
   if (bytes >= 0) {
     // The common case in place: a predefined type's payload copied behind the header.
     charge_message(cost::Kernel::immediate_message, bytes);
