@@ -30,8 +30,10 @@ namespace rbc::detail {
 }
 
 // A bare receive of `count` elements that MPI completed with `error`: a message larger than the
-// buffer (which MPI finds, since no envelope told RBC its size) goes through the communicator's
-// error handler as RBC's own errors do, then throws rbc::Error; any other error throws.
+// buffer goes through the communicator's error handler as RBC's own errors do, then throws
+// rbc::Error; any other error throws. Only MPI can find such a message (no envelope told RBC its
+// size), and not every MPI does: Open MPI 4.1.4 writes a single-copy (CMA) message past the buffer.
+// docs/misuse.md, class 4.
 [[noreturn]] void refuse_bare(const Engine& engine, int error, int count, int mpi_source, const Label& label);
 
 // A message of a collective run directly (bare, or with its envelope) that holds another number

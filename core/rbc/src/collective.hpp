@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "access.hpp"
+#include "bare.hpp"
 #include "buffers.hpp"
 #include "cost/charge.hpp"
 #include "engine.hpp"
@@ -161,17 +162,34 @@ class Collective : public Operation {
   // block in MPI (a standard send; no request, no pooled buffer), which needs no buffering by
   // MPI to finish. A step that sends to several children sends one after the other.
   void sends_along_tree() { tree_sends_ = true; }
+  // Receives exactly `count` elements: a shorter message means the members' counts differ, and
+  // the collective fails with MPI_ERR_COUNT instead of leaving part of the buffer unwritten.
   void receive(void* buf, int count, MPI_Datatype type, int rank, Phase phase) {
+    const int mpi_source = CommAccess::mpi_rank(comm(), rank);
     if (immediate_) {
       // completed() sees the index a request's receive would have: its steps post their sends
       // first, so the receive's slot would come after every slot awaited so far. Nothing is
       // awaited for it (a slot of its own cost 100 instructions per receive, to fill and clear).
-      const MPI_Status status =
-          recv_now(comm(), engine(), buf, count, type, CommAccess::mpi_rank(comm(), rank), label(phase));
+      std::uint64_t bytes = 0;
+      const MPI_Status status = recv_now(comm(), engine(), buf, count, type, mpi_source, label(phase), &bytes);
+      const TypeInfo info(type);
+      const std::uint64_t size = static_cast<std::uint64_t>(info.size);
+      if (bytes != size * static_cast<std::uint64_t>(count)) [[unlikely]] {
+        refuse_short(engine(), bytes % size == 0 ? static_cast<int>(bytes / size) : MPI_UNDEFINED, count, mpi_source);
+      }
       deliver(awaited().size(), status);
       return;
     }
-    post_recv(*this, comm(), buf, count, type, CommAccess::mpi_rank(comm(), rank), label(phase), signature_);
+    post_recv(*this, comm(), buf, count, type, mpi_source, label(phase), signature_, true);
+  }
+  // Receives at most `count` elements; completed() gets the status, which says how many came.
+  void receive_at_most(void* buf, int count, MPI_Datatype type, int rank, Phase phase) {
+    const int mpi_source = CommAccess::mpi_rank(comm(), rank);
+    if (immediate_) {
+      deliver(awaited().size(), recv_now(comm(), engine(), buf, count, type, mpi_source, label(phase)));
+      return;
+    }
+    post_recv(*this, comm(), buf, count, type, mpi_source, label(phase), signature_);
   }
 
   // One round of a butterfly: sends to `rank` and receives from it. Beyond the eager size each

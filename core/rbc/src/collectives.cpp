@@ -1638,7 +1638,7 @@ class AllgathermDoubling final : public Collective {
   // Posts a receive of at most `capacity` elements into `into`.
   void receive_counted(void* into, std::int64_t capacity, int partner, detail::Phase phase) {
     receive_slot_ = awaited().size();
-    receive(into, bytes(capacity), MPI_BYTE, partner, phase);
+    receive_at_most(into, bytes(capacity), MPI_BYTE, partner, phase);
   }
 
   // Posts the receive of a partner's run, at most what the total leaves.

@@ -39,6 +39,9 @@ struct Transit {
   // A bare message's receive (Sequencer::bare_base), straight into the user's buffer: MPI, not
   // RBC, finds a message larger than the buffer, and the completion's status carries the error.
   bool bare = false;
+  // A collective's receive, whose message must fill the buffer: a shorter one means the members'
+  // counts differ (MPI_ERR_COUNT), where a point-to-point receive takes it.
+  bool exact = false;
   // An exchange's envelope receive (post_exchange): the slot of this side's payload send, posted
   // once the partner's envelope names the tag (-1: this side's payload travels in its envelope),
   // what it sends, and the slot of the receive posted for the partner's payload under the tag

@@ -62,6 +62,7 @@ struct Extension {
   std::uint64_t transfer;   // large messages: the payload's transfer number
   std::uint64_t sequence;   // checked build: per (peer, tag) message number
   std::uint64_t signature;  // checked build: the collective's kind, root and count
+  std::uint64_t capacity;   // an exchange's envelope with kAnnounce: the bytes the announced receive holds
 };
 constexpr int kHeaderBytes = static_cast<int>(sizeof(Header));
 constexpr int kExtendedBytes = kHeaderBytes + static_cast<int>(sizeof(Extension));
@@ -91,6 +92,7 @@ struct Envelope {
   std::uint64_t transfer = 0;
   std::uint64_t sequence = 0;
   std::uint64_t signature = 0;
+  std::uint64_t capacity = 0;
   // Where the payload starts in the message.
   int offset() const { return envelope_bytes(flags); }
 };
@@ -121,6 +123,7 @@ Envelope read_envelope(const char* wire, std::size_t size, int source, int tag) 
   e.transfer = x.transfer;
   e.sequence = x.sequence;
   e.signature = x.signature;
+  e.capacity = x.capacity;
   return e;
 }
 
@@ -131,7 +134,7 @@ void write_envelope(const Envelope& e, char* wire) {
   const Header h{e.key, e.label, e.flags};
   std::memcpy(wire, &h, sizeof h);
   if (e.flags & kExtended) {
-    const Extension x{e.bytes, e.transfer, e.sequence, e.signature};
+    const Extension x{e.bytes, e.transfer, e.sequence, e.signature, e.capacity};
     std::memcpy(wire + kHeaderBytes, &x, sizeof x);
   }
 }
@@ -283,24 +286,32 @@ void accept_exchange(Operation& op, std::size_t index, const Envelope& e, int so
   const bool announced = t.announced_slot >= 0;
   const bool awaits = t.held_slot >= 0;
   const bool agree = announced == ((e.flags & kAwait) != 0) && awaits == ((e.flags & kAnnounce) != 0);
-  if (!agree || e.bytes > capacity) {
-    // Counts that differ between the members. A payload the partner sends under this side's
-    // announced tag is taken (truncated, as MPI completes it); one it will not send is no longer
-    // waited for, and this side sends none (the partner finds the same disagreement).
-    if (announced && !(e.flags & kAwait)) cancel_slot(op, t.announced_slot);
-    op.awaited()[index] = MPI_REQUEST_NULL;
-    t.stage = Transit::Stage::none;
-    raise_mismatch(engine, t, e, source, capacity);
-  }
+  // A payload that travels apart goes only into an announced receive of exactly its size: both
+  // sides know both sizes (the envelope of a side that announces carries its receive's capacity),
+  // so they agree on which payloads come, and no receive waits for one that will not, or gets one
+  // larger than its buffer (which MPI does not always refuse: Open MPI 4.1.4's single-copy path
+  // writes past it).
+  const std::uint64_t own = awaits ? static_cast<std::uint64_t>(TypeInfo(t.send_type).size) *
+                                         static_cast<std::uint64_t>(t.send_count)
+                                   : 0;
+  const bool sends = awaits && agree && own == e.capacity;
+  const bool partner_sends = announced && agree && e.bytes == capacity;
   t.found_source = source;
   t.payload_bytes = e.bytes;
-  if (awaits) {
+  if (sends) {
     check_mpi(MPI_Isend(t.send_buf, t.send_count, t.send_type, source, engine.layout().announced_tag(e.transfer),
                         engine.comm(), &op.awaited()[static_cast<std::size_t>(t.held_slot)]),
               "MPI_Isend");
   }
+  if (announced && !partner_sends) cancel_slot(op, t.announced_slot);
   op.awaited()[index] = MPI_REQUEST_NULL;
   t.stage = Transit::Stage::none;
+  if (!agree || e.bytes != capacity) [[unlikely]] raise_mismatch(engine, t, e, source, capacity);
+  if (awaits && !sends) [[unlikely]] {
+    raise(engine.comm(), MPI_ERR_COUNT,
+          "counts differ between members: this rank sends " + std::to_string(own) + " bytes in an exchange with rank " +
+              std::to_string(t.comm->rank_of_mpi(source)) + ", which expects " + std::to_string(e.capacity));
+  }
   if (announced) return;  // the payload arrives in the receive posted for it
   op.deliver(index, unpack_small(t, e, TypeInfo(t.type), source, payload));
 }
@@ -348,7 +359,7 @@ void accept(Operation& op, std::size_t index, const Envelope& e, int source, con
     op.awaited()[index] = MPI_REQUEST_NULL;
     raise_mismatch(engine, t, e, source, capacity);
   }
-  if (e.bytes > capacity) {
+  if (e.bytes > capacity || (t.exact && e.bytes < capacity)) [[unlikely]] {
     if (e.flags & kLarge) {
       // Take the payload off the wire, as MPI completes a truncated receive, so the sender's
       // send completes too.
@@ -358,6 +369,11 @@ void accept(Operation& op, std::size_t index, const Envelope& e, int source, con
                 "MPI_Recv");
     }
     op.awaited()[index] = MPI_REQUEST_NULL;
+    t.stage = Transit::Stage::none;
+    if (e.bytes < capacity) {
+      refuse_short(engine, e.bytes % info.size == 0 ? static_cast<int>(e.bytes / info.size) : MPI_UNDEFINED, t.count,
+                   source);
+    }
     raise(engine.comm(), MPI_ERR_TRUNCATE,
           "message truncated: " + std::to_string(e.bytes) + " bytes arrived from rank " +
               std::to_string(t.comm->rank_of_mpi(source)) + " for a receive of " + std::to_string(capacity) +
@@ -566,11 +582,12 @@ Transit receive_transit(const RangeComm& comm, void* buf, int count, MPI_Datatyp
 // A bare message's receive (tag `bare`), straight into the buffer: it completes as a payload does,
 // with the label's tag.
 void post_bare_recv(Operation& op, const RangeComm& comm, void* buf, int count, MPI_Datatype type, int mpi_source,
-                    const Label& label, int bare, std::uint64_t signature) {
+                    const Label& label, int bare, std::uint64_t signature, bool exact) {
   Transit t = receive_transit(comm, buf, count, type, mpi_source, label, bare, signature);
   t.stage = Transit::Stage::payload;
   t.found_source = mpi_source;
   t.bare = true;
+  t.exact = exact;
   MPI_Request request;
   check_mpi(MPI_Irecv(buf, count, type, mpi_source, bare, comm.engine()->comm(), &request), "MPI_Irecv");
   op.await(request, std::move(t));
@@ -634,7 +651,7 @@ void post_send(Operation& op, const RangeComm& comm, const void* buf, int count,
 }
 
 void post_recv(Operation& op, const RangeComm& comm, void* buf, int count, MPI_Datatype type, int mpi_source,
-               const Label& label, std::uint64_t signature) {
+               const Label& label, std::uint64_t signature, bool exact) {
   Engine& engine = *comm.engine();
   require_live(engine);
   if (mpi_source == MPI_PROC_NULL) {
@@ -644,11 +661,13 @@ void post_recv(Operation& op, const RangeComm& comm, void* buf, int count, MPI_D
     return;
   }
   if (const int bare = bare_tag(comm, label); bare >= 0) {
-    post_bare_recv(op, comm, buf, count, type, mpi_source, label, bare, signature);
+    post_bare_recv(op, comm, buf, count, type, mpi_source, label, bare, signature, exact);
     return;
   }
-  const std::size_t index = op.await(MPI_REQUEST_NULL, receive_transit(comm, buf, count, type, mpi_source, label,
-                                                                     engine.layout().tag(comm.id(), label), signature));
+  Transit t = receive_transit(comm, buf, count, type, mpi_source, label, engine.layout().tag(comm.id(), label),
+                              signature);
+  t.exact = exact;
+  const std::size_t index = op.await(MPI_REQUEST_NULL, std::move(t));
   if (take_parked(op, index)) return;
   post_envelope_receive(op, index);
 }
@@ -661,7 +680,7 @@ std::size_t post_exchange(Operation& op, const RangeComm& comm, const void* buf,
   if (const int bare = bare_tag(comm, label); bare >= 0) {
     // Both payloads straight between the buffers: the receive first, then the send, whose slot
     // is returned (once complete, this side's payload is on its way).
-    post_bare_recv(op, comm, rbuf, rcount, rtype, mpi_partner, label, bare, signature);
+    post_bare_recv(op, comm, rbuf, rcount, rtype, mpi_partner, label, bare, signature, true);
     post_send(op, comm, buf, count, type, mpi_partner, label, signature, charge);
     return op.awaited().size() - 1;
   }
@@ -680,11 +699,13 @@ std::size_t post_exchange(Operation& op, const RangeComm& comm, const void* buf,
   const int incoming = announces ? static_cast<int>(op.await(MPI_REQUEST_NULL)) : -1;
 
   // What the partner's envelope and, if announced, its payload are received as.
-  const Transit expected = receive_transit(comm, rbuf, rcount, rtype, mpi_partner, label, mpi_tag, signature);
+  Transit expected = receive_transit(comm, rbuf, rcount, rtype, mpi_partner, label, mpi_tag, signature);
+  expected.exact = true;
   Envelope e = outgoing(comm, label, signature, mpi_partner, mpi_tag, false);
   e.flags |= kExtended | (awaits ? kAwait : 0u) | (announces ? kAnnounce : 0u);
   if (announces) {
     e.transfer = engine.next_announced(mpi_partner);
+    e.capacity = static_cast<std::uint64_t>(TypeInfo(rtype).size) * static_cast<std::uint64_t>(rcount);
     Transit& t = op.transits()[static_cast<std::size_t>(incoming)];
     t = expected;
     t.stage = Transit::Stage::payload;
@@ -917,6 +938,12 @@ void complete_slot(Operation& op, std::size_t index, const MPI_Status& status) {
       t.stage = Transit::Stage::none;
       if (t.bare && status.MPI_ERROR != MPI_SUCCESS) [[unlikely]] {
         refuse_bare(engine, status.MPI_ERROR, t.count, t.mpi_source, t.label);
+      }
+      if (t.bare && t.exact) {
+        // An enveloped payload's size was checked with its envelope (accept).
+        int got = 0;
+        check_mpi(MPI_Get_count(&status, t.type, &got), "MPI_Get_count");
+        if (got != t.count) [[unlikely]] refuse_short(engine, got, t.count, status.MPI_SOURCE);
       }
       MPI_Status delivered = status;
       delivered.MPI_TAG = t.label.tag;

@@ -80,9 +80,10 @@ class StallWatch {
 void post_send(Operation& op, const RangeComm& comm, const void* buf, int count, MPI_Datatype type,
                int mpi_dest, const Label& label, std::uint64_t signature = 0,
                cost::Kernel charge = cost::Kernel::message);
-// `comm` must outlive the receive (operations keep their communicator as a member).
+// `comm` must outlive the receive (operations keep their communicator as a member). `exact`: a
+// message shorter than the buffer is an error (Transit::exact).
 void post_recv(Operation& op, const RangeComm& comm, void* buf, int count, MPI_Datatype type,
-               int mpi_source, const Label& label, std::uint64_t signature = 0);
+               int mpi_source, const Label& label, std::uint64_t signature = 0, bool exact = false);
 
 // One round of an exchange with `mpi_partner` (a butterfly's): sends `count` elements of `type`
 // from `buf` and receives `rcount` of `rtype` into `rbuf`, both under `label`; the partner makes
@@ -92,8 +93,9 @@ void post_recv(Operation& op, const RangeComm& comm, void* buf, int count, MPI_D
 // under Open MPI): the receiver posts the receive at once under a number of its own and announces
 // it in its envelope, and the sender sends the payload once that envelope is in. The receiver's
 // numbers are unique per sender, so no other message can match that receive. Members whose counts
-// differ get an error, never a wait for a payload that will not come. Returns the slot of the
-// partner's envelope, once complete this side's payload is on its way.
+// differ get an error, never a wait for a payload that will not come; a payload shorter than
+// `rcount` is one too (MPI_ERR_COUNT). Returns the slot of the partner's envelope, once complete
+// this side's payload is on its way.
 std::size_t post_exchange(Operation& op, const RangeComm& comm, const void* buf, int count, MPI_Datatype type,
                           void* rbuf, int rcount, MPI_Datatype rtype, int mpi_partner, const Label& label,
                           std::uint64_t signature, cost::Kernel charge);
@@ -135,7 +137,7 @@ MPI_Status recv_now(const RangeComm& comm, Engine& engine, void* buf, int count,
 
 // The payload bytes, of a predefined type, up to which send_now and sendrecv_now write the
 // envelope and the payload into one buffer of their own (no pooled buffer, no second message).
-inline constexpr int kNowInPlaceBytes = 3952;
+inline constexpr int kNowInPlaceBytes = 3944;
 
 // send_now to `mpi_dest` and recv_now from `mpi_source` at once (one round of an exchange or a
 // shift, a collective run directly): the send is posted first and completes after the receive,
