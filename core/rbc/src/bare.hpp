@@ -2,6 +2,8 @@
 
 #include <mpi.h>
 
+#include <cstdint>
+
 #include "access.hpp"
 #include "engine.hpp"
 #include "mpi_error.hpp"
@@ -36,11 +38,28 @@ namespace rbc::detail {
 // docs/misuse.md, class 4.
 [[noreturn]] void refuse_bare(const Engine& engine, int error, int count, int mpi_source, const Label& label);
 
-// A message of a collective run directly (bare, or with its envelope) that holds another number
-// of elements than the `count` its receive expects (`received`, or MPI_UNDEFINED for a part of
-// an element): members passed different counts. Through the communicator's error handler, then
-// rbc::Error MPI_ERR_COUNT.
+// A message of a collective (bare, or with its envelope) that holds another number of elements
+// than the `count` its receive expects (`received`, or MPI_UNDEFINED for a part of an element):
+// members passed different counts. Through the communicator's error handler, then rbc::Error
+// MPI_ERR_COUNT.
 [[noreturn]] void refuse_short(const Engine& engine, int received, int count, int mpi_source);
+
+// refuse_short unless a message of `bytes` holds exactly `count` elements of `size` bytes: every
+// receive of a collective must fill its buffer.
+inline void require_filled(const Engine& engine, std::uint64_t bytes, int size, int count, int mpi_source) {
+  const auto element = static_cast<std::uint64_t>(size);
+  if (bytes == element * static_cast<std::uint64_t>(count)) [[likely]] return;
+  refuse_short(engine, element > 0 && bytes % element == 0 ? static_cast<int>(bytes / element) : MPI_UNDEFINED, count,
+               mpi_source);
+}
+
+// The same for a bare receive that MPI completed with `status`, in elements of `type`.
+inline void require_filled(const Engine& engine, const MPI_Status& status, MPI_Datatype type, int count,
+                           int mpi_source) {
+  int got = 0;
+  check_mpi(MPI_Get_count(&status, type, &got), "MPI_Get_count");
+  if (got != count) [[unlikely]] refuse_short(engine, got, count, mpi_source);
+}
 
 // The blocking send of a bare message (MPI_Send); false, with nothing sent, where the message
 // carries an envelope. Inline: the blocking point-to-point calls take it before the general path

@@ -172,11 +172,7 @@ class Collective : public Operation {
       // awaited for it (a slot of its own cost 100 instructions per receive, to fill and clear).
       std::uint64_t bytes = 0;
       const MPI_Status status = recv_now(comm(), engine(), buf, count, type, mpi_source, label(phase), &bytes);
-      const TypeInfo info(type);
-      const std::uint64_t size = static_cast<std::uint64_t>(info.size);
-      if (bytes != size * static_cast<std::uint64_t>(count)) [[unlikely]] {
-        refuse_short(engine(), bytes % size == 0 ? static_cast<int>(bytes / size) : MPI_UNDEFINED, count, mpi_source);
-      }
+      require_filled(engine(), bytes, TypeInfo(type).size, count, mpi_source);
       deliver(awaited().size(), status);
       return;
     }

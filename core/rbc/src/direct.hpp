@@ -70,7 +70,7 @@ class Direct {
       if (mpi_source == MPI_PROC_NULL) return;
       std::uint64_t bytes = 0;
       recv_now(comm_, engine_, buf, count, type, mpi_source, label(phase), &bytes);
-      delivered(bytes, count, type, mpi_source);
+      require_filled(engine_, bytes, predefined_size(type), count, mpi_source);
       return;
     }
     MPI_Status status;
@@ -88,7 +88,7 @@ class Direct {
       }
       std::uint64_t bytes = 0;
       sendrecv_now(comm_, engine_, buf, count, mpi_dest, rbuf, rcount, mpi_source, type, label(phase), &bytes);
-      delivered(bytes, rcount, type, mpi_source);
+      require_filled(engine_, bytes, predefined_size(type), rcount, mpi_source);
       return;
     }
     MPI_Status status;
@@ -114,17 +114,7 @@ class Direct {
   // leave the rest of the buffer as it was.
   void received(int rc, const MPI_Status& status, int count, MPI_Datatype type, int mpi_source, Phase phase) const {
     if (rc != MPI_SUCCESS) [[unlikely]] refuse_bare(engine_, rc, count, mpi_source, label(phase));
-    if (mpi_source == MPI_PROC_NULL) return;
-    int got = 0;
-    check_mpi(MPI_Get_count(&status, type, &got), "MPI_Get_count");
-    if (got != count) [[unlikely]] refuse_short(engine_, got, count, mpi_source);
-  }
-  // The same for a message of `bytes` that came with its envelope (recv_now refused a longer
-  // one). Only predefined types run directly there.
-  void delivered(std::uint64_t bytes, int count, MPI_Datatype type, int mpi_source) const {
-    const std::uint64_t size = static_cast<std::uint64_t>(predefined_size(type));
-    if (bytes == size * static_cast<std::uint64_t>(count)) [[likely]] return;
-    refuse_short(engine_, bytes % size == 0 ? static_cast<int>(bytes / size) : MPI_UNDEFINED, count, mpi_source);
+    if (mpi_source != MPI_PROC_NULL) require_filled(engine_, status, type, count, mpi_source);
   }
   Label label(Phase phase) const {
     return bare_ ? bare_collective_label(sequence_, phase) : collective_label(sequence_, phase);

@@ -370,10 +370,7 @@ void accept(Operation& op, std::size_t index, const Envelope& e, int source, con
     }
     op.awaited()[index] = MPI_REQUEST_NULL;
     t.stage = Transit::Stage::none;
-    if (e.bytes < capacity) {
-      refuse_short(engine, e.bytes % info.size == 0 ? static_cast<int>(e.bytes / info.size) : MPI_UNDEFINED, t.count,
-                   source);
-    }
+    if (e.bytes < capacity) require_filled(engine, e.bytes, info.size, t.count, source);
     raise(engine.comm(), MPI_ERR_TRUNCATE,
           "message truncated: " + std::to_string(e.bytes) + " bytes arrived from rank " +
               std::to_string(t.comm->rank_of_mpi(source)) + " for a receive of " + std::to_string(capacity) +
@@ -566,7 +563,7 @@ void charge_message(cost::Kernel kind, int packed) {
 
 // What a receive waits for, before its envelope has arrived.
 Transit receive_transit(const RangeComm& comm, void* buf, int count, MPI_Datatype type, int mpi_source,
-                        const Label& label, int mpi_tag, std::uint64_t signature = 0) {
+                        const Label& label, int mpi_tag, std::uint64_t signature = 0, bool exact = false) {
   Transit t;
   t.buf = buf;
   t.count = count;
@@ -576,6 +573,7 @@ Transit receive_transit(const RangeComm& comm, void* buf, int count, MPI_Datatyp
   t.mpi_source = mpi_source;
   t.mpi_tag = mpi_tag;
   t.signature = signature;
+  t.exact = exact;
   return t;
 }
 
@@ -583,11 +581,10 @@ Transit receive_transit(const RangeComm& comm, void* buf, int count, MPI_Datatyp
 // with the label's tag.
 void post_bare_recv(Operation& op, const RangeComm& comm, void* buf, int count, MPI_Datatype type, int mpi_source,
                     const Label& label, int bare, std::uint64_t signature, bool exact) {
-  Transit t = receive_transit(comm, buf, count, type, mpi_source, label, bare, signature);
+  Transit t = receive_transit(comm, buf, count, type, mpi_source, label, bare, signature, exact);
   t.stage = Transit::Stage::payload;
   t.found_source = mpi_source;
   t.bare = true;
-  t.exact = exact;
   MPI_Request request;
   check_mpi(MPI_Irecv(buf, count, type, mpi_source, bare, comm.engine()->comm(), &request), "MPI_Irecv");
   op.await(request, std::move(t));
@@ -664,10 +661,9 @@ void post_recv(Operation& op, const RangeComm& comm, void* buf, int count, MPI_D
     post_bare_recv(op, comm, buf, count, type, mpi_source, label, bare, signature, exact);
     return;
   }
-  Transit t = receive_transit(comm, buf, count, type, mpi_source, label, engine.layout().tag(comm.id(), label),
-                              signature);
-  t.exact = exact;
-  const std::size_t index = op.await(MPI_REQUEST_NULL, std::move(t));
+  const std::size_t index =
+      op.await(MPI_REQUEST_NULL, receive_transit(comm, buf, count, type, mpi_source, label,
+                                                 engine.layout().tag(comm.id(), label), signature, exact));
   if (take_parked(op, index)) return;
   post_envelope_receive(op, index);
 }
@@ -699,8 +695,7 @@ std::size_t post_exchange(Operation& op, const RangeComm& comm, const void* buf,
   const int incoming = announces ? static_cast<int>(op.await(MPI_REQUEST_NULL)) : -1;
 
   // What the partner's envelope and, if announced, its payload are received as.
-  Transit expected = receive_transit(comm, rbuf, rcount, rtype, mpi_partner, label, mpi_tag, signature);
-  expected.exact = true;
+  const Transit expected = receive_transit(comm, rbuf, rcount, rtype, mpi_partner, label, mpi_tag, signature, true);
   Envelope e = outgoing(comm, label, signature, mpi_partner, mpi_tag, false);
   e.flags |= kExtended | (awaits ? kAwait : 0u) | (announces ? kAnnounce : 0u);
   if (announces) {
@@ -939,12 +934,8 @@ void complete_slot(Operation& op, std::size_t index, const MPI_Status& status) {
       if (t.bare && status.MPI_ERROR != MPI_SUCCESS) [[unlikely]] {
         refuse_bare(engine, status.MPI_ERROR, t.count, t.mpi_source, t.label);
       }
-      if (t.bare && t.exact) {
-        // An enveloped payload's size was checked with its envelope (accept).
-        int got = 0;
-        check_mpi(MPI_Get_count(&status, t.type, &got), "MPI_Get_count");
-        if (got != t.count) [[unlikely]] refuse_short(engine, got, t.count, status.MPI_SOURCE);
-      }
+      // An enveloped payload's size was checked with its envelope (accept).
+      if (t.bare && t.exact) require_filled(engine, status, t.type, t.count, status.MPI_SOURCE);
       MPI_Status delivered = status;
       delivered.MPI_TAG = t.label.tag;
       op.deliver(index, delivered);
