@@ -210,8 +210,9 @@ class Sorter {
     std::vector<Sample>().swap(merged_samples_);
     // p >= 3: a group that found the comparator broken must tell every PE, and so must a PE
     // whose comparator threw (a comparator that may throw costs this agreement where none would
-    // be needed otherwise: p = 2, or one gathered base case). With verify: check.
-    if ((p_ >= 3 && !whole_small_) || config_.verify || (p_ >= 2 && !localsort::kCannotThrow<Less, T>)) {
+    // be needed otherwise: p = 2, one gathered base case, or an exact order, which no group
+    // finds broken and which never throws). With verify: check.
+    if ((p_ >= 3 && !whole_small_ && !kExactOrder) || config_.verify || (p_ >= 2 && !localsort::kCannotThrow<Less, T>)) {
       agree_and_verify(data, n);
     } else if (fault_.thrown) {
       throw_thrown();
@@ -429,18 +430,22 @@ class Sorter {
 
   std::vector<std::unique_ptr<Task>> run_level(std::vector<std::unique_ptr<Task>>& active,
                                                int level) {
-    // Tasks past the depth or retry bound are given up by their whole group (see above).
-    for (auto& task : active) {
-      const bool too_deep = task->depth > depth_limit();
-      const bool too_many_retries = task->attempt > kMaxRetries;
-      if (!too_deep && !too_many_retries) continue;
-      comparator_broken(too_deep ? "the recursion passed its depth bound"
-                                 : "a group's pivot retries passed their bound");
-      if (!task->first_level) layer_.release(task->comm);
-      task.reset();
+    // Tasks past the depth or retry bound are given up by their whole group (see above). An
+    // exact order never passes them but by chance (a retry draws new samples): it recurses on,
+    // so that its sorts need no final agreement.
+    if constexpr (!kExactOrder) {
+      for (auto& task : active) {
+        const bool too_deep = task->depth > depth_limit();
+        const bool too_many_retries = task->attempt > kMaxRetries;
+        if (!too_deep && !too_many_retries) continue;
+        comparator_broken(too_deep ? "the recursion passed its depth bound"
+                                   : "a group's pivot retries passed their bound");
+        if (!task->first_level) layer_.release(task->comm);
+        task.reset();
+      }
+      active.erase(std::remove(active.begin(), active.end(), nullptr), active.end());
+      if (active.empty()) return {};
     }
-    active.erase(std::remove(active.begin(), active.end(), nullptr), active.end());
-    if (active.empty()) return {};
     ++stats_.levels;
     if (active.size() > 1) ++stats_.janus_levels;
     if (scratch_.empty() && !active.front()->first_level) scratch_.resize(work_.size());
