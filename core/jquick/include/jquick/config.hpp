@@ -53,7 +53,9 @@ struct Config {
   // Sub-problems (the whole input included) of at most this many elements on >= 3 PEs skip
   // the recursion: a merging gather of the sorted keys to the group's first PE and a scatter
   // of them down a binomial tree, after which every PE keeps exactly its share. Two tree
-  // collectives instead of about log2 p' levels of four each. 0 turns it off. 4096: measured
+  // collectives instead of about log2 p' levels of four each (with an exact order, such as
+  // std::less on numbers, the RBC layer may take one merging allgather where that is cheaper:
+  // docs/benchmarks.md). 0 turns it off. 4096: measured
   // against 1024 and 16384 on Open MPI (8 ranks) and SMPI (16, 64 ranks), docs/benchmarks.md.
   std::int64_t gather_elements = 4096;
   // Added to every global index (a test knob: exercises 64-bit index arithmetic far beyond

@@ -135,7 +135,11 @@ class RbcLayer {
   // Every member contributes a sorted run; the root receives all `total` elements sorted.
   void gather_merge(Pool& pool, const Comm& comm, const void* send, int count, void* recv,
                     int total, MPI_Datatype type, const rbc::Merger& merge, Done done, bool now = false);
-  // The same, every member receiving them (rbc::iallgatherm: recursive doubling).
+  // The same, every member receiving them (rbc::iallgatherm: recursive doubling, one collective).
+  static constexpr bool kMergingAllgather = true;
+  // Whether all of `comm`'s members share one node, as far as the root's node_members tells
+  // (aligned blocks of a power of two).
+  bool within_node(const Comm& comm) const;
   void allgather_merge(Pool& pool, const Comm& comm, const void* send, int count, void* recv,
                        int total, MPI_Datatype type, const rbc::Merger& merge, Done done, bool now = false);
   void bcast(Pool& pool, const Comm& comm, void* buf, int count, MPI_Datatype type, int root,
@@ -200,6 +204,8 @@ class MpiLayer {
   void gather_merge(Pool& pool, const Comm& comm, const void* send, int count, void* recv,
                     int total, MPI_Datatype type, const rbc::Merger& merge, Done done, bool now = false);
   // gather_merge, then MPI_Ibcast of the result.
+  static constexpr bool kMergingAllgather = false;
+  bool within_node(const Comm&) const { return false; }
   void allgather_merge(Pool& pool, const Comm& comm, const void* send, int count, void* recv,
                        int total, MPI_Datatype type, const rbc::Merger& merge, Done done, bool now = false);
   void bcast(Pool& pool, const Comm& comm, void* buf, int count, MPI_Datatype type, int root,
