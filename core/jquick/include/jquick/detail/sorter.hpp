@@ -576,6 +576,8 @@ class Sorter {
       if (buffer.size() < na + nb) buffer.resize(na + nb);
       localsort::merge(a, na, b, nb, buffer.data(), less);
       std::memcpy(static_cast<void*>(a), buffer.data(), (na + nb) * sizeof(E));
+      cost::charge(cost::Kernel::merge, na + nb);
+      cost::charge(cost::Kernel::copy, na + nb);
     };
   }
 
