@@ -57,6 +57,7 @@
 #include "localsort/localsort.hpp"
 #include "localsort/merge.hpp"
 #include "localsort/partition.hpp"
+#include "merge/corank.hpp"
 
 namespace jquick::detail {
 
@@ -578,6 +579,33 @@ class Sorter {
       std::memcpy(static_cast<void*>(a), buffer.data(), (na + nb) * sizeof(E));
       cost::charge(cost::Kernel::merge, na + nb);
       cost::charge(cost::Kernel::copy, na + nb);
+    };
+  }
+
+  // key_merger for a merging allgather on a power-of-two group: its last merge, the one call
+  // whose runs hold all `total` keys, is only copied into the receive buffer (rbc::allgatherm),
+  // so it merges just the keys at [w0, w1) of the result, the share this PE keeps, after
+  // co-ranking both ends. The earlier rounds' merges are whole: their runs are sent on.
+  rbc::Merger window_merger(std::int64_t total, std::int64_t w0, std::int64_t w1) {
+    const Compare less = less_;
+    return [this, less, total, w0, w1](void* first, void* middle, void* last) {
+      T* a = static_cast<T*>(first);
+      T* b = static_cast<T*>(middle);
+      const std::uint64_t na = static_cast<std::uint64_t>(b - a);
+      const std::uint64_t nb = static_cast<std::uint64_t>(static_cast<T*>(last) - b);
+      if (static_cast<std::int64_t>(na + nb) != total || na == 0 || nb == 0) {
+        key_merger()(first, middle, last);
+        return;
+      }
+      if (w1 <= w0) return;
+      const auto [ja, jb] = merge::corank(static_cast<std::uint64_t>(w0), a, na, b, nb, less);
+      const auto [ka, kb] = merge::corank(static_cast<std::uint64_t>(w1), a, na, b, nb, less);
+      const std::size_t count = static_cast<std::size_t>(w1 - w0);
+      if (merged_.size() < count) merged_.resize(count);
+      localsort::merge(a + ja, ka - ja, b + jb, kb - jb, merged_.data(), less);
+      std::memcpy(static_cast<void*>(a + w0), merged_.data(), count * sizeof(T));
+      cost::charge(cost::Kernel::merge, count);
+      cost::charge(cost::Kernel::copy, count);
     };
   }
 
@@ -1347,8 +1375,11 @@ class Sorter {
     if (allgathers(small, total)) {
       small.gathered.resize(static_cast<std::size_t>(total));
       Small* s = &small;
+      // Without folding (p' a power of two) the last merge may stop at this PE's share.
+      const bool window = (small.size & (small.size - 1)) == 0;
       layer_.allgather_merge(pool, small.comm, small.keys.data(), static_cast<int>(m),
-                             small.gathered.data(), static_cast<int>(total), type_, key_merger(),
+                             small.gathered.data(), static_cast<int>(total), type_,
+                             window ? window_merger(total, small.t0 - small.gb, small.t1 - small.gb) : key_merger(),
                              [this, s] {
                                copy_share(*s, s->gathered.data() + (s->t0 - s->gb));
                                std::vector<T>().swap(s->gathered);
