@@ -574,12 +574,21 @@ class Sorter {
       const std::size_t na = static_cast<std::size_t>(b - a);
       const std::size_t nb = static_cast<std::size_t>(static_cast<E*>(last) - b);
       if (na == 0 || nb == 0) return;  // already merged (and an empty run may be a null pointer)
-      if (buffer.size() < na + nb) buffer.resize(na + nb);
-      localsort::merge(a, na, b, nb, buffer.data(), less);
-      std::memcpy(static_cast<void*>(a), buffer.data(), (na + nb) * sizeof(E));
-      cost::charge(cost::Kernel::merge, na + nb);
-      cost::charge(cost::Kernel::copy, na + nb);
+      merge_through(buffer, a, na, b, nb, a, less);
     };
+  }
+
+  // Merges a[0, na) and b[0, nb) into `buffer` and copies the result to `out`, which may overlap
+  // the runs; charged as a merge and a copy.
+  template <class E, class ELess>
+  static void merge_through(std::vector<E>& buffer, const E* a, std::size_t na, const E* b, std::size_t nb, E* out,
+                            ELess less) {
+    const std::size_t count = na + nb;
+    if (buffer.size() < count) buffer.resize(count);
+    localsort::merge(a, na, b, nb, buffer.data(), less);
+    std::memcpy(static_cast<void*>(out), buffer.data(), count * sizeof(E));
+    cost::charge(cost::Kernel::merge, count);
+    cost::charge(cost::Kernel::copy, count);
   }
 
   // key_merger for a merging allgather on a power-of-two group: its last merge, the one call
@@ -587,25 +596,20 @@ class Sorter {
   // so it merges just the keys at [w0, w1) of the result, the share this PE keeps, after
   // co-ranking both ends. The earlier rounds' merges are whole: their runs are sent on.
   rbc::Merger window_merger(std::int64_t total, std::int64_t w0, std::int64_t w1) {
-    const Compare less = less_;
-    return [this, less, total, w0, w1](void* first, void* middle, void* last) {
+    return [this, total, w0, w1](void* first, void* middle, void* last) {
       T* a = static_cast<T*>(first);
       T* b = static_cast<T*>(middle);
       const std::uint64_t na = static_cast<std::uint64_t>(b - a);
       const std::uint64_t nb = static_cast<std::uint64_t>(static_cast<T*>(last) - b);
-      if (static_cast<std::int64_t>(na + nb) != total || na == 0 || nb == 0) {
-        key_merger()(first, middle, last);
+      if (na == 0 || nb == 0) return;
+      if (static_cast<std::int64_t>(na + nb) != total) {
+        merge_through(merged_, a, na, b, nb, a, less_);
         return;
       }
       if (w1 <= w0) return;
-      const auto [ja, jb] = merge::corank(static_cast<std::uint64_t>(w0), a, na, b, nb, less);
-      const auto [ka, kb] = merge::corank(static_cast<std::uint64_t>(w1), a, na, b, nb, less);
-      const std::size_t count = static_cast<std::size_t>(w1 - w0);
-      if (merged_.size() < count) merged_.resize(count);
-      localsort::merge(a + ja, ka - ja, b + jb, kb - jb, merged_.data(), less);
-      std::memcpy(static_cast<void*>(a + w0), merged_.data(), count * sizeof(T));
-      cost::charge(cost::Kernel::merge, count);
-      cost::charge(cost::Kernel::copy, count);
+      const auto [ja, jb] = merge::corank(static_cast<std::uint64_t>(w0), a, na, b, nb, less_);
+      const auto [ka, kb] = merge::corank(static_cast<std::uint64_t>(w1), a, na, b, nb, less_);
+      merge_through(merged_, a + ja, ka - ja, b + jb, kb - jb, a + w0, less_);
     };
   }
 
@@ -1366,20 +1370,14 @@ class Sorter {
     small.rank = LayerT::rank(small.comm);
     small.size = LayerT::size(small.comm);
     small.first = rank_ - small.rank;
-    int top = 1;
-    while (top < small.size) top *= 2;
-    small.span = small.rank == 0 ? top : (small.rank & -small.rank);
-    const std::int64_t keys = member_start(small, std::min(small.rank + small.span, small.size)) -
-                              member_start(small, small.rank);
-    const bool root = small.rank == 0;
     if (allgathers(small, total)) {
       small.gathered.resize(static_cast<std::size_t>(total));
       Small* s = &small;
       // Without folding (p' a power of two) the last merge may stop at this PE's share.
-      const bool window = (small.size & (small.size - 1)) == 0;
       layer_.allgather_merge(pool, small.comm, small.keys.data(), static_cast<int>(m),
                              small.gathered.data(), static_cast<int>(total), type_,
-                             window ? window_merger(total, small.t0 - small.gb, small.t1 - small.gb) : key_merger(),
+                             power_of_two(small.size) ? window_merger(total, small.t0 - small.gb, small.t1 - small.gb)
+                                                      : key_merger(),
                              [this, s] {
                                copy_share(*s, s->gathered.data() + (s->t0 - s->gb));
                                std::vector<T>().swap(s->gathered);
@@ -1387,6 +1385,12 @@ class Sorter {
                              small.first_level);
       return;
     }
+    int top = 1;
+    while (top < small.size) top *= 2;
+    small.span = small.rank == 0 ? top : (small.rank & -small.rank);
+    const std::int64_t keys = member_start(small, std::min(small.rank + small.span, small.size)) -
+                              member_start(small, small.rank);
+    const bool root = small.rank == 0;
     if (!root) small.bytes.resize(static_cast<std::size_t>(keys) * sizeof(T) + 1);
     small.gathered.resize(root ? static_cast<std::size_t>(total) : 0);
     Small* s = &small;
@@ -1426,9 +1430,11 @@ class Sorter {
         const std::int64_t traffic = small.size * total * static_cast<std::int64_t>(sizeof(T));
         return node || traffic <= (std::int64_t(64) << 10);
       }
-      return node && small.size <= 8 && (small.size & (small.size - 1)) == 0;
+      return node && small.size <= 8 && power_of_two(small.size);
     }
   }
+
+  static bool power_of_two(int n) { return n > 0 && (n & (n - 1)) == 0; }
 
   rbc::Merger key_merger() { return buffered_merger(merged_, less_); }
 
