@@ -222,10 +222,7 @@ RbcLayer::~RbcLayer() {
   if (data_ != MPI_COMM_NULL) MPI_Comm_free(&data_);
 }
 
-bool RbcLayer::within_node(const Comm& comm) const {
-  const int block = root_.node_members();
-  return block > 1 && data_rank(comm, 0) / block == data_rank(comm, comm.size() - 1) / block;
-}
+bool RbcLayer::within_node(const Comm& comm) const { return comm.on_one_node(); }
 
 void RbcLayer::gather_merge(Pool& pool, const Comm& comm, const void* send, int count,
                             void* recv, int total, MPI_Datatype type, const rbc::Merger& merge,

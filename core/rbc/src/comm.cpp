@@ -181,6 +181,7 @@ RangeComm RangeComm::from_mpi(MPI_Comm comm) {
   int bits = 0;
   while ((2 << bits) <= size && bits < twos) ++bits;
   engine->set_node_bits(bits);
+  engine->set_one_node(twos == 30);
   return world;
 }
 
@@ -216,6 +217,14 @@ int RangeComm::size() const {
 int RangeComm::node_members() const {
   require_member();
   return 1 << detail::CommAccess::node_bits(*this);
+}
+
+bool RangeComm::on_one_node() const {
+  require_member();
+  if (engine_->one_node()) return true;
+  const int a = engine_->node_bits();
+  if (a == 0 || table_) return false;
+  return range_.first() >> a == range_.last() >> a;
 }
 
 const Range& RangeComm::range() const {

@@ -81,6 +81,10 @@ class Engine {
   // so collectives may schedule by it.
   int node_bits() const { return node_bits_; }
   void set_node_bits(int bits) { node_bits_ = bits; }
+  // Every rank of the base communicator is on one node (of any size, where node_bits can only
+  // say a power of two).
+  bool one_node() const { return one_node_; }
+  void set_one_node(bool one) { one_node_ = one; }
 
   // Seconds a wait of the checked build may go without progress before it reports a stall (0:
   // never); see kWatchStalls in wire.hpp.
@@ -193,6 +197,7 @@ class Engine {
   std::uint64_t creations_ = 0;
   bool base_freed_ = false;
   int node_bits_ = 0;
+  bool one_node_ = false;
   int keyval_ = MPI_KEYVAL_INVALID;
   double stall_limit_ = 0;
   std::vector<Operation*> active_;

@@ -1,4 +1,4 @@
-// Node-aware schedules: RangeComm::node_members against an oracle built here from
+// Node-aware schedules: RangeComm::node_members and on_one_node against an oracle built here from
 // MPI_Comm_split_type, and allreduce (commutative and not), allgather and barrier, whose rounds
 // across nodes each member takes in its own order, on ranges that line up with the nodes, that
 // do not, with strides, with p not a power of two, and two at once. Packed (smpi_pack), the spread
@@ -18,9 +18,8 @@ namespace {
 using janus::testing::Checker;
 using janus::testing::Context;
 
-// The largest power of two m <= p such that every aligned block of m ranks of `comm` shares a
-// node (MPI_Comm_split_type's idea of one).
-int expected_node_members(MPI_Comm comm) {
+// Each rank's node as the first rank of `comm` on it (MPI_Comm_split_type's idea of a node).
+std::vector<int> node_firsts(MPI_Comm comm) {
   int p = 0, me = 0;
   MPI_Comm_size(comm, &p);
   MPI_Comm_rank(comm, &me);
@@ -31,6 +30,12 @@ int expected_node_members(MPI_Comm comm) {
   MPI_Comm_free(&node);
   std::vector<int> first(static_cast<std::size_t>(p));
   MPI_Allgather(&node_first, 1, MPI_INT, first.data(), 1, MPI_INT, comm);
+  return first;
+}
+
+// The largest power of two m <= p such that every aligned block of m ranks shares a node.
+int expected_node_members(const std::vector<int>& first) {
+  const int p = static_cast<int>(first.size());
   int best = 1;
   for (int m = 2; m <= p; m *= 2) {
     bool shared = true;
@@ -39,6 +44,8 @@ int expected_node_members(MPI_Comm comm) {
   }
   return best;
 }
+
+int expected_node_members(MPI_Comm comm) { return expected_node_members(node_firsts(comm)); }
 
 long long value(int rank, int i) { return 1000LL * rank + i + 1; }
 
@@ -108,14 +115,36 @@ void reductions(Checker& check, const rbc::RangeComm& comm, MPI_Op joined) {
   check.equal(total, expected, "allreduce after barriers");
 }
 
-void on_range(Checker& check, const rbc::RangeComm& world, int base_members, int first, int last, int stride,
+// What the base communicator's nodes are: each rank's node, and node_members of the whole.
+struct Nodes {
+  std::vector<int> first;
+  int members = 1;
+  bool one = false;
+};
+
+// on_one_node: true for every range when all ranks share a node (any p), else exactly when the
+// members lie in one aligned block of node_members ranks; and never true for members on two nodes.
+void check_one_node(Checker& check, const rbc::RangeComm& comm, const Nodes& nodes) {
+  const int m = nodes.members;
+  const int first = comm.first(), last = comm.last();
+  check.equal(comm.on_one_node(), nodes.one || (m > 1 && first / m == last / m), "on_one_node");
+  bool shared = true;
+  for (int r = first; r <= last; r += comm.stride()) {
+    shared = shared && nodes.first[static_cast<std::size_t>(r)] == nodes.first[static_cast<std::size_t>(first)];
+  }
+  check.check(shared || !comm.on_one_node(), "on_one_node only where the members share a node");
+}
+
+void on_range(Checker& check, const rbc::RangeComm& world, const Nodes& nodes, int first, int last, int stride,
               MPI_Op joined) {
-  if (first > last || last >= world.size()) return;
+  if (first < 0 || first > last || last >= world.size()) return;
   Context c(check, "range ", first, "..", last, " stride ", stride);
   const rbc::RangeComm comm = world.split(first, last, stride);
   if (!comm.is_member()) return;
+  const int base_members = nodes.members;
   const bool lines_up = first % base_members == 0 && stride < base_members && base_members % stride == 0;
   check.equal(comm.node_members(), lines_up ? base_members / stride : 1, "node_members");
+  check_one_node(check, comm, nodes);
   reductions(check, comm, joined);
 }
 
@@ -123,10 +152,14 @@ void on_range(Checker& check, const rbc::RangeComm& world, int base_members, int
 
 int main(int argc, char** argv) {
   return janus::testing::run_test(argc, argv, "nodes_test", [](Checker& check) {
-    const int expected = expected_node_members(MPI_COMM_WORLD);
+    Nodes nodes;
+    nodes.first = node_firsts(MPI_COMM_WORLD);
+    nodes.members = expected_node_members(nodes.first);
+    nodes.one = std::all_of(nodes.first.begin(), nodes.first.end(), [](int f) { return f == 0; });
     const rbc::RangeComm world = rbc::RangeComm::from_mpi(MPI_COMM_WORLD);
     const int p = world.size(), me = world.rank();
-    check.equal(world.node_members(), expected, "node_members of MPI_COMM_WORLD");
+    check.equal(world.node_members(), nodes.members, "node_members of MPI_COMM_WORLD");
+    check.equal(world.on_one_node(), nodes.one, "on_one_node of MPI_COMM_WORLD");
 
     MPI_Comm halves;
     MPI_Comm_split(MPI_COMM_WORLD, me % 2, me, &halves);
@@ -140,15 +173,19 @@ int main(int argc, char** argv) {
       Context c(check, "whole communicator");
       reductions(check, world, joined);
     }
-    const int m = expected;
+    const int m = nodes.members;
     for (int stride : {1, 2, 4}) {
-      on_range(check, world, m, 0, p - 1, stride, joined);
-      on_range(check, world, m, m, p - 1, stride, joined);
+      on_range(check, world, nodes, 0, p - 1, stride, joined);
+      on_range(check, world, nodes, m, p - 1, stride, joined);
     }
-    on_range(check, world, m, m / 2, p - 1, 1, joined);
-    on_range(check, world, m, 0, p - 2, 1, joined);
-    on_range(check, world, m, 1, p - 1, 1, joined);
-    on_range(check, world, m, 0, p - 1 - m / 2, 1, joined);
+    on_range(check, world, nodes, m / 2, p - 1, 1, joined);
+    on_range(check, world, nodes, 0, p - 2, 1, joined);
+    on_range(check, world, nodes, 1, p - 1, 1, joined);
+    on_range(check, world, nodes, 0, p - 1 - m / 2, 1, joined);
+    // Within one block, across two, and a block's tail.
+    on_range(check, world, nodes, 0, m - 1, 1, joined);
+    on_range(check, world, nodes, m / 2, m + m / 2 - 1, 1, joined);
+    on_range(check, world, nodes, 1, m - 1, 2, joined);
 
     // Two at once: a barrier over all while an allreduce runs on the second half.
     if (p >= 2) {
@@ -171,6 +208,7 @@ int main(int argc, char** argv) {
       for (int r = 0; r < p; ++r) backwards[static_cast<std::size_t>(r)] = p - 1 - r;
       const rbc::RangeComm listed = rbc::comm_create_group(world, rbc::Group::list(backwards), 0);
       check.equal(listed.node_members(), 1, "node_members of a listed group");
+      check.equal(listed.on_one_node(), nodes.one, "on_one_node of a listed group");
       reductions(check, listed, joined);
     }
     MPI_Op_free(&joined);

@@ -99,6 +99,10 @@ class RangeComm {
   // barrier and short allgathers take their rounds across nodes in an order that spreads a
   // node's messages over the nodes they go to.
   int node_members() const;
+  // Whether all members are on one node: every rank of mpi_comm() is (from_mpi found one
+  // processor name), or the members lie in one aligned block that node_members' blocks are made
+  // of. False where nothing is known. For schedules only: results never depend on it.
+  bool on_one_node() const;
 
   MPI_Comm mpi_comm() const { return mpi_comm_; }
   // Rank in mpi_comm() of member `rank` (throws if out of range).

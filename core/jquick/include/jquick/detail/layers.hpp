@@ -137,8 +137,7 @@ class RbcLayer {
                     int total, MPI_Datatype type, const rbc::Merger& merge, Done done, bool now = false);
   // The same, every member receiving them (rbc::iallgatherm: recursive doubling, one collective).
   static constexpr bool kMergingAllgather = true;
-  // Whether all of `comm`'s members share one node, as far as the root's node_members tells
-  // (aligned blocks of a power of two).
+  // Whether all of `comm`'s members share one node (rbc::RangeComm::on_one_node).
   bool within_node(const Comm& comm) const;
   void allgather_merge(Pool& pool, const Comm& comm, const void* send, int count, void* recv,
                        int total, MPI_Datatype type, const rbc::Merger& merge, Done done, bool now = false);
