@@ -100,9 +100,11 @@ Request igatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcoun
 // Merging allgather: as gatherm, but every rank receives the sorted sequence of all `recvcount`
 // elements (the total, which every rank must know; a different sum is an error on every rank).
 // Equal elements keep rank order. Recursive doubling: log2 p rounds of one message each way
-// when p is a power of two, two more otherwise. When p is a power of two, the merge whose runs
-// hold all `recvcount` elements is the last call, and its result is only copied into recvbuf,
-// never sent: a caller that needs part of the result may merge just that part there.
+// when p is a power of two, two more otherwise. When p is a power of two, `merge` is called once
+// per round, log2 p times (a run may be empty), and only the last call's result is copied into
+// recvbuf, never sent: a caller that needs part of the result may merge just that part in that
+// call. An earlier call may already hold all `recvcount` elements (ranks that contribute none
+// still take part in later rounds), and its result is sent on whole.
 void allgatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount, MPI_Datatype type,
                 const Merger& merge, const RangeComm& comm);
 Request iallgatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount, MPI_Datatype type,
