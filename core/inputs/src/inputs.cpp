@@ -36,6 +36,7 @@ constexpr Entry kEntries[] = {
     {Distribution::kFewDistinct, "few-distinct"},
     {Distribution::kOnePE, "one-pe"},
     {Distribution::kUneven, "uneven"},
+    {Distribution::kFirstHalf, "first-half"},
 };
 
 // Lower case without separators, so "AllToOne", "all_to_one" and "all-to-one" compare equal.
@@ -110,6 +111,9 @@ constexpr std::uint64_t kUnevenQuarters[4] = {4, 0, 2, 10};
 std::uint64_t uneven_count(std::uint64_t n_per_pe, int rank) {
   return n_per_pe * kUnevenQuarters[rank % 4] / 4;
 }
+
+// First Half: the PEs that hold keys.
+int first_half(int p) { return (p + 1) / 2; }
 
 // `count` parts as equal as possible: part k gets count / parts + [k < count mod parts].
 std::uint64_t part_size(std::uint64_t count, std::uint64_t parts, std::uint64_t k) {
@@ -305,6 +309,11 @@ void fill(Distribution distribution, const Params& params, std::vector<T>& out) 
     case Distribution::kUneven:
       for (std::uint64_t j = uneven_count(N, params.rank); j > 0; --j) sink.uniform(0, kM);
       break;
+    case Distribution::kFirstHalf:
+      if (params.rank < first_half(params.p)) {
+        for (std::uint64_t j = 0; j < 2 * N; ++j) sink.uniform(0, kM);
+      }
+      break;
   }
 }
 
@@ -334,6 +343,8 @@ std::uint64_t local_count(Distribution distribution, const Params& params) {
       return params.rank == 0 ? total(params) : 0;
     case Distribution::kUneven:
       return uneven_count(params.n_per_pe, params.rank);
+    case Distribution::kFirstHalf:
+      return params.rank < first_half(params.p) ? 2 * params.n_per_pe : 0;
     default:
       return params.n_per_pe;
   }
@@ -341,6 +352,9 @@ std::uint64_t local_count(Distribution distribution, const Params& params) {
 
 std::uint64_t global_count(Distribution distribution, const Params& params) {
   validate(params);
+  if (distribution == Distribution::kFirstHalf) {
+    return 2 * params.n_per_pe * static_cast<std::uint64_t>(first_half(params.p));
+  }
   if (distribution != Distribution::kUneven) return total(params);
   const std::uint64_t N = params.n_per_pe;
   const std::uint64_t p = static_cast<std::uint64_t>(params.p);

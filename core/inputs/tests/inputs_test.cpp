@@ -89,7 +89,7 @@ TEST(Names, RoundTripAndAliases) {
   for (auto d : inputs::all_distributions()) {
     EXPECT_EQ(inputs::parse_distribution(inputs::name(d)), d) << inputs::name(d);
   }
-  EXPECT_EQ(inputs::all_distributions().size(), 15u);
+  EXPECT_EQ(inputs::all_distributions().size(), 16u);
   EXPECT_EQ(inputs::thesis_distributions().size(), 11u);
   EXPECT_EQ(inputs::parse_distribution("AllToOne"), Distribution::kAllToOne);
   EXPECT_EQ(inputs::parse_distribution("BUCKET_SORTED"), Distribution::kBucketSorted);
@@ -169,7 +169,7 @@ TEST(AllDistributions, SeedChangesRandomOnes) {
                  Distribution::kGGroup, Distribution::kStaggered,
                  Distribution::kRandomizedDuplicates, Distribution::kMirroredTarget,
                  Distribution::kAllToOne, Distribution::kFewDistinct, Distribution::kOnePE,
-                 Distribution::kUneven}) {
+                 Distribution::kUneven, Distribution::kFirstHalf}) {
     EXPECT_NE(inputs::generate<std::uint64_t>(d, params(0, 4, 200, 1)),
               inputs::generate<std::uint64_t>(d, params(0, 4, 200, 2)))
         << inputs::name(d);
@@ -351,6 +351,18 @@ TEST(Uneven, DocumentedCountsIncludingEmptyPes) {
   }
   EXPECT_EQ(inputs::global_count(Distribution::kUneven, params(0, 6, 10)), 50u);
   EXPECT_EQ(inputs::global_count(Distribution::kUneven, params(0, 8, 10)), 80u);
+}
+
+TEST(FirstHalf, TwiceTheKeysOnTheFirstHalf) {
+  for (int p : {1, 4, 5}) {
+    for (int r = 0; r < p; ++r) {
+      EXPECT_EQ(inputs::generate<double>(Distribution::kFirstHalf, params(r, p, 7)).size(),
+                r < (p + 1) / 2 ? 14u : 0u)
+          << "p " << p << " rank " << r;
+    }
+  }
+  EXPECT_EQ(inputs::global_count(Distribution::kFirstHalf, params(0, 5, 7)), 42u);
+  EXPECT_EQ(inputs::parse_distribution("first-half"), Distribution::kFirstHalf);
 }
 
 }  // namespace

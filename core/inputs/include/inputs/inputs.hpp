@@ -32,6 +32,7 @@ enum class Distribution {
   kFewDistinct,              // uniform over a handful of distinct keys
   kOnePE,                    // rank 0 holds all n keys (uniform), every other PE is empty
   kUneven,                   // uniform keys, local counts N, 0, N/2, 5N/2 repeating by rank
+  kFirstHalf,                // uniform keys, 2N on each of the first ceil(p/2) PEs, the rest empty
 };
 
 struct Params {
