@@ -414,6 +414,8 @@ class Butterfly {
   int done() const { return done_; }
   // The bit of the round next_partner last returned.
   int bit() const { return bit_; }
+  // Whether next_partner has returned the partner of the last round.
+  bool rounds_done() const { return round_ >= rounds_; }
   // Whether the rounds go in bit order (no spread for this participant): after k rounds
   // done() is 2^k - 1.
   bool in_order() const { return offset_ == 0; }
@@ -1606,10 +1608,14 @@ class Gatherm final : public Collective {
   std::vector<char> block_;
 };
 
-// Merging allgather on the butterfly (with its fold for p not a power of two): partners swap their blocks' sorted runs and both merge them (the lower ranks' run first, so
-// ties stay in rank order). Block sizes travel with the data: a receive is posted for at most
-// what the total leaves, and its status tells how much came. log2 q + 2 rounds, against the
-// merging gather's counts and data up a tree and a broadcast down it.
+// Merging allgather on the butterfly (with its fold for p not a power of two): partners swap
+// their blocks' sorted runs and both merge them (the lower ranks' run first, so ties stay in
+// rank order). Block sizes travel with the data: a receive is posted for at most what the total
+// leaves, and its status tells how much came. log2 q + 2 rounds, against the merging gather's
+// counts and data up a tree and a broadcast down it. A folding rank hands its partner the two
+// runs of its last round (its block as it sends it, the other one as it arrives) rather than
+// their merge, so that on every rank the last merge call is the one whose result only goes to
+// recvbuf (allgatherm_merges).
 class AllgathermDoubling final : public Collective {
  public:
   AllgathermDoubling(const void* sendbuf, int sendcount, void* recvbuf, int total, MPI_Datatype type, Merger merge,
@@ -1664,7 +1670,8 @@ class AllgathermDoubling final : public Collective {
       ++state_;
       if (fly_.folded_in()) {
         send(block_.data(), bytes(count()), MPI_BYTE, me() + 1, detail::kUp);
-        receive_counted(recvbuf_, total_, me() + 1, detail::kDown);
+        incoming_.resize(static_cast<std::size_t>(total_ * element_));
+        receive_counted(incoming_.data(), total_, me() + 1, detail::kDown);
         state_ = kFoldedIn;
         return;
       }
@@ -1674,8 +1681,18 @@ class AllgathermDoubling final : public Collective {
       }
     }
     if (state_ == kFoldedIn) {
+      // The folding rank's block came; its last partner's run follows.
+      block_.assign(incoming_.begin(), incoming_.begin() + static_cast<std::ptrdiff_t>(arrived_ * element_));
+      receive_run(me() + 1, detail::kDown);
+      partner_ = last_partner_of(me() + 1);
+      state_ = kFoldedLast;
+      return;
+    }
+    if (state_ == kFoldedLast) {
+      absorb();
       finish();
-      if (arrived_ != total_) throw_total(arrived_);
+      if (count() != total_) throw_total(count());
+      std::copy(block_.begin(), block_.end(), static_cast<char*>(recvbuf_));
       return;
     }
     if (state_ == kDone) {
@@ -1683,18 +1700,30 @@ class AllgathermDoubling final : public Collective {
       if (count() != total_) throw_total(count());
       return;
     }
-    if (partner_ >= 0) absorb();
+    if (partner_ >= 0) {
+      // The last round's run goes on to the folded-in rank before this rank's last merge. Both
+      // runs go even when the total is wrong, so that the folded-in rank throws too instead of
+      // waiting; each throws once nothing of its own is in flight.
+      if (fly_.folds() && fly_.rounds_done()) send(incoming_.data(), bytes(arrived_), MPI_BYTE, me() - 1, detail::kDown);
+      absorb();
+    }
     const int partner = fly_.next_partner();
     if (partner >= 0) {
       send(block_.data(), bytes(count()), MPI_BYTE, partner, detail::kForward);
+      if (fly_.folds() && fly_.rounds_done()) send(block_.data(), bytes(count()), MPI_BYTE, me() - 1, detail::kDown);
       receive_run(partner, detail::kForward);
       return;
     }
-    // A folding rank hands back what it has even when the total is wrong, so that its partner
-    // throws too instead of waiting; each throws once nothing of its own is in flight.
     if (count() == total_) std::copy(block_.begin(), block_.end(), static_cast<char*>(recvbuf_));
-    if (fly_.folds()) send(block_.data(), bytes(count()), MPI_BYTE, me() - 1, detail::kDown);
     state_ = kDone;
+  }
+
+  // The partner of `rank`'s last round.
+  int last_partner_of(int rank) const {
+    Butterfly fly(comm().size(), rank);
+    int last = -1;
+    for (int partner = fly.next_partner(); partner >= 0; partner = fly.next_partner()) last = partner;
+    return last;
   }
 
   [[noreturn]] void throw_total(std::int64_t got) const {
@@ -1703,7 +1732,8 @@ class AllgathermDoubling final : public Collective {
   }
 
   static constexpr int kFoldedIn = 100;
-  static constexpr int kDone = 101;
+  static constexpr int kFoldedLast = 101;
+  static constexpr int kDone = 102;
   void* recvbuf_;
   std::int64_t total_;
   std::int64_t element_;
@@ -2533,6 +2563,17 @@ Request allgatherm_call(Launch launch, const void* sendbuf, int sendcount, void*
   return start<AllgathermDoubling>(launch, comm, sendbuf, sendcount, recvbuf, recvcount, type, std::move(merge), comm);
 }
 }  // namespace
+
+int allgatherm_merges(int p, int rank) {
+  if (p < 1 || rank < 0 || rank >= p) {
+    throw Error("allgatherm_merges: rank " + std::to_string(rank) + " of " + std::to_string(p) + " ranks");
+  }
+  const Butterfly fly(p, rank);
+  if (fly.folded_in()) return 1;
+  int rounds = 0;
+  while ((2 << rounds) <= p) ++rounds;
+  return rounds + (fly.folds() ? 1 : 0);
+}
 
 Request iallgatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount, MPI_Datatype type, Merger merge,
                     const RangeComm& comm) {

@@ -1,7 +1,8 @@
-// rbc::allgatherm's promise to a merge function on a power-of-two p: one call per round, log2 p
-// in all, and only the last call's result reaches the receive buffer. The merge here spoils
-// everything outside this rank's share in its last call; every rank must still find its share
-// right, also where ranks contribute nothing and a block holds all elements rounds early.
+// rbc::allgatherm's promise to a merge function: allgatherm_merges(p, rank) calls, and only the
+// last call's result reaches the receive buffer. The merge here spoils everything outside this
+// rank's share in its last call; every rank must still find its share right, on every p (the
+// fold's ranks included), also where ranks contribute nothing and a block holds all elements
+// rounds early.
 #include <mpi.h>
 
 #include <algorithm>
@@ -25,8 +26,7 @@ std::vector<long long> contribution(int r, int n) {
 
 void run_case(Checker& check, const rbc::RangeComm& comm, const std::vector<int>& counts) {
   const int p = comm.size(), me = comm.rank();
-  int rounds = 0;
-  while ((2 << rounds) <= p) ++rounds;
+  const int calls_due = rbc::allgatherm_merges(p, me);
   std::vector<long long> all;
   for (int r = 0; r < p; ++r) {
     const std::vector<long long> c = contribution(r, counts[static_cast<std::size_t>(r)]);
@@ -43,7 +43,7 @@ void run_case(Checker& check, const rbc::RangeComm& comm, const std::vector<int>
     auto* b = static_cast<long long*>(middle);
     auto* e = static_cast<long long*>(last);
     std::inplace_merge(a, b, e);
-    if (++calls == rounds && e - a == total) {
+    if (++calls == calls_due && e - a == total) {
       for (long long* x = a; x != e; ++x) {
         if (x - a < w0 || x - a >= w1) *x = -1;
       }
@@ -52,7 +52,7 @@ void run_case(Checker& check, const rbc::RangeComm& comm, const std::vector<int>
   const std::vector<long long> mine = contribution(me, counts[static_cast<std::size_t>(me)]);
   std::vector<long long> got(static_cast<std::size_t>(total), -2);
   rbc::allgatherm(mine.data(), static_cast<int>(mine.size()), got.data(), total, MPI_LONG_LONG, merge, comm);
-  check.equal(calls, rounds, "merge calls");
+  check.equal(calls, calls_due, "merge calls");
   check.check(std::equal(got.begin() + w0, got.begin() + w1, all.begin() + w0), "share [", w0, ", ", w1,
               ") of ", total, " after a last merge that spoils the rest");
 }
@@ -63,7 +63,11 @@ int main(int argc, char** argv) {
   return janus::testing::run_test(argc, argv, "allgatherm_rounds_test", [](Checker& check) {
     const rbc::RangeComm world = rbc::RangeComm::from_mpi(MPI_COMM_WORLD);
     const int p = world.size();
-    for (int q = 1; q <= p; q *= 2) {
+    int rounds = 0;
+    while ((2 << rounds) <= p) ++rounds;
+    check.equal(rbc::allgatherm_merges(p, p - 1), rounds, "merges on the last rank");
+    check.throws<rbc::Error>([&] { rbc::allgatherm_merges(p, p); }, "allgatherm_merges", "rank p of p");
+    for (int q = 1; q <= p; ++q) {
       const rbc::RangeComm comm = world.split(0, q - 1);
       if (!comm.is_member()) continue;
       Context c(check, q, " ranks");

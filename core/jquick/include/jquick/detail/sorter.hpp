@@ -591,20 +591,20 @@ class Sorter {
     cost::charge(cost::Kernel::copy, count);
   }
 
-  // key_merger for a merging allgather on a group of 2^rounds PEs: rbc::allgatherm calls it once
-  // per round and only copies the last call's result into the receive buffer, so that call
-  // merges just the keys at [w0, w1) of the result, the share this PE keeps, after co-ranking
-  // both ends. Earlier calls merge whole: their runs are sent on, even where they already hold
-  // all `total` keys (PEs without keys contribute empty runs to the later rounds).
-  rbc::Merger window_merger(std::int64_t total, std::int64_t w0, std::int64_t w1, int rounds) {
-    return [this, total, w0, w1, rounds, calls = 0](void* first, void* middle, void* last) mutable {
-      ++calls;
+  // key_merger for a merging allgather: rbc::allgatherm calls it `calls` times on this PE
+  // (rbc::allgatherm_merges) and only copies the last call's result into the receive buffer,
+  // so that call merges just the keys at [w0, w1) of the result, the share this PE keeps, after
+  // co-ranking both ends. Earlier calls merge whole: their runs are sent on, even where they
+  // already hold all `total` keys (PEs without keys contribute empty runs to later rounds).
+  rbc::Merger window_merger(std::int64_t total, std::int64_t w0, std::int64_t w1, int calls) {
+    return [this, total, w0, w1, calls, made = 0](void* first, void* middle, void* last) mutable {
+      ++made;
       T* a = static_cast<T*>(first);
       T* b = static_cast<T*>(middle);
       const std::uint64_t na = static_cast<std::uint64_t>(b - a);
       const std::uint64_t nb = static_cast<std::uint64_t>(static_cast<T*>(last) - b);
       if (na == 0 || nb == 0) return;
-      if (calls != rounds || static_cast<std::int64_t>(na + nb) != total) {
+      if (made != calls || static_cast<std::int64_t>(na + nb) != total) {
         merge_through(merged_, a, na, b, nb, a, less_);
         return;
       }
@@ -1375,12 +1375,11 @@ class Sorter {
     if (allgathers(small, total)) {
       small.gathered.resize(static_cast<std::size_t>(total));
       Small* s = &small;
-      // Without folding (p' a power of two) the last merge may stop at this PE's share.
+      // The last merge may stop at this PE's share.
       layer_.allgather_merge(pool, small.comm, small.keys.data(), static_cast<int>(m),
                              small.gathered.data(), static_cast<int>(total), type_,
-                             power_of_two(small.size)
-                                 ? window_merger(total, small.t0 - small.gb, small.t1 - small.gb, floor_log2(small.size))
-                                 : key_merger(),
+                             window_merger(total, small.t0 - small.gb, small.t1 - small.gb,
+                                           rbc::allgatherm_merges(small.size, small.rank)),
                              [this, s] {
                                copy_share(*s, s->gathered.data() + (s->t0 - s->gb));
                                std::vector<T>().swap(s->gathered);
@@ -1438,11 +1437,6 @@ class Sorter {
   }
 
   static bool power_of_two(int n) { return n > 0 && (n & (n - 1)) == 0; }
-  static int floor_log2(int n) {
-    int k = 0;
-    while ((2 << k) <= n) ++k;
-    return k;
-  }
 
   rbc::Merger key_merger() { return buffered_merger(merged_, less_); }
 
