@@ -1612,10 +1612,11 @@ class Gatherm final : public Collective {
 // their blocks' sorted runs and both merge them (the lower ranks' run first, so ties stay in
 // rank order). Block sizes travel with the data: a receive is posted for at most what the total
 // leaves, and its status tells how much came. log2 q + 2 rounds, against the merging gather's
-// counts and data up a tree and a broadcast down it. A folding rank hands its partner the two
-// runs of its last round (its block as it sends it, the other one as it arrives) rather than
-// their merge, so that on every rank the last merge call is the one whose result only goes to
-// recvbuf (allgatherm_merges).
+// counts and data up a tree and a broadcast down it. Above kForwardBytes in all, a folding rank
+// hands its partner the two runs of its last round (its block as it sends it, the other one as
+// it arrives) rather than their merge, so that on every rank the last merge call is the one
+// whose result only goes to recvbuf (allgatherm_partial_call); below, the extra message costs
+// more than the merge it spares.
 class AllgathermDoubling final : public Collective {
  public:
   AllgathermDoubling(const void* sendbuf, int sendcount, void* recvbuf, int total, MPI_Datatype type, Merger merge,
@@ -1624,7 +1625,8 @@ class AllgathermDoubling final : public Collective {
         recvbuf_(recvbuf),
         total_(total),
         element_(TypeInfo(type).size),
-        merge_(std::move(merge)) {
+        merge_(std::move(merge)),
+        forward_(forwards(total * element_)) {
     block_.reserve(static_cast<std::size_t>(total) * element_);
     block_.assign(static_cast<const char*>(sendbuf),
                   static_cast<const char*>(sendbuf) + static_cast<std::size_t>(sendcount) * element_);
@@ -1633,6 +1635,12 @@ class AllgathermDoubling final : public Collective {
  private:
   int me() const { return comm().rank(); }
   int bytes(std::int64_t elements) const { return message_bytes("allgatherm", elements * element_); }
+
+ public:
+  static constexpr std::int64_t kForwardBytes = 8 << 10;
+  static bool forwards(std::int64_t total_bytes) { return total_bytes > kForwardBytes; }
+
+ private:
   // Elements gathered so far.
   std::int64_t count() const { return static_cast<std::int64_t>(block_.size()) / element_; }
 
@@ -1670,6 +1678,11 @@ class AllgathermDoubling final : public Collective {
       ++state_;
       if (fly_.folded_in()) {
         send(block_.data(), bytes(count()), MPI_BYTE, me() + 1, detail::kUp);
+        if (!forward_) {
+          receive_counted(recvbuf_, total_, me() + 1, detail::kDown);
+          state_ = kFoldedMerged;
+          return;
+        }
         incoming_.resize(static_cast<std::size_t>(total_ * element_));
         receive_counted(incoming_.data(), total_, me() + 1, detail::kDown);
         state_ = kFoldedIn;
@@ -1679,6 +1692,11 @@ class AllgathermDoubling final : public Collective {
         receive_run(me() - 1, detail::kUp);
         return;
       }
+    }
+    if (state_ == kFoldedMerged) {
+      finish();
+      if (arrived_ != total_) throw_total(arrived_);
+      return;
     }
     if (state_ == kFoldedIn) {
       // The folding rank's block came; its last partner's run follows.
@@ -1704,17 +1722,23 @@ class AllgathermDoubling final : public Collective {
       // The last round's run goes on to the folded-in rank before this rank's last merge. Both
       // runs go even when the total is wrong, so that the folded-in rank throws too instead of
       // waiting; each throws once nothing of its own is in flight.
-      if (fly_.folds() && fly_.rounds_done()) send(incoming_.data(), bytes(arrived_), MPI_BYTE, me() - 1, detail::kDown);
+      if (forward_ && fly_.folds() && fly_.rounds_done()) {
+        send(incoming_.data(), bytes(arrived_), MPI_BYTE, me() - 1, detail::kDown);
+      }
       absorb();
     }
     const int partner = fly_.next_partner();
     if (partner >= 0) {
       send(block_.data(), bytes(count()), MPI_BYTE, partner, detail::kForward);
-      if (fly_.folds() && fly_.rounds_done()) send(block_.data(), bytes(count()), MPI_BYTE, me() - 1, detail::kDown);
+      if (forward_ && fly_.folds() && fly_.rounds_done()) {
+        send(block_.data(), bytes(count()), MPI_BYTE, me() - 1, detail::kDown);
+      }
       receive_run(partner, detail::kForward);
       return;
     }
     if (count() == total_) std::copy(block_.begin(), block_.end(), static_cast<char*>(recvbuf_));
+    // Without forwarding the folded-in rank gets the merge, sent even when the total is wrong.
+    if (!forward_ && fly_.folds()) send(block_.data(), bytes(count()), MPI_BYTE, me() - 1, detail::kDown);
     state_ = kDone;
   }
 
@@ -1733,11 +1757,13 @@ class AllgathermDoubling final : public Collective {
 
   static constexpr int kFoldedIn = 100;
   static constexpr int kFoldedLast = 101;
-  static constexpr int kDone = 102;
+  static constexpr int kFoldedMerged = 102;
+  static constexpr int kDone = 103;
   void* recvbuf_;
   std::int64_t total_;
   std::int64_t element_;
   Merger merge_;
+  bool forward_;  // above kForwardBytes: the folded-in rank merges the last round itself
   std::int64_t arrived_ = 0;
   std::size_t receive_slot_ = 0;
   std::vector<char> block_;
@@ -2564,12 +2590,14 @@ Request allgatherm_call(Launch launch, const void* sendbuf, int sendcount, void*
 }
 }  // namespace
 
-int allgatherm_merges(int p, int rank) {
+int allgatherm_partial_call(int p, int rank, std::int64_t total_bytes) {
   if (p < 1 || rank < 0 || rank >= p) {
-    throw Error("allgatherm_merges: rank " + std::to_string(rank) + " of " + std::to_string(p) + " ranks");
+    throw Error("allgatherm_partial_call: rank " + std::to_string(rank) + " of " + std::to_string(p) + " ranks");
   }
   const Butterfly fly(p, rank);
-  if (fly.folded_in()) return 1;
+  const bool forward = AllgathermDoubling::forwards(total_bytes);
+  if (fly.folded_in()) return forward ? 1 : 0;
+  if (fly.folds() && !forward) return 0;
   int rounds = 0;
   while ((2 << rounds) <= p) ++rounds;
   return rounds + (fly.folds() ? 1 : 0);

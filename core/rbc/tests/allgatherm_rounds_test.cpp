@@ -1,12 +1,13 @@
-// rbc::allgatherm's promise to a merge function: allgatherm_merges(p, rank) calls, and only the
-// last call's result reaches the receive buffer. The merge here spoils everything outside this
-// rank's share in its last call; every rank must still find its share right, on every p (the
-// fold's ranks included), also where ranks contribute nothing and a block holds all elements
-// rounds early.
+// rbc::allgatherm's promise to a merge function: the call allgatherm_partial_call names is the
+// last, and only its result reaches the receive buffer. The merge here spoils everything outside
+// this rank's share in that call; every rank must still find its share right, on every p (the
+// fold's ranks included, below and above 8 KiB), also where ranks contribute nothing and a
+// block holds all elements rounds early.
 #include <mpi.h>
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "rbc/rbc.hpp"
@@ -24,9 +25,8 @@ std::vector<long long> contribution(int r, int n) {
   return v;
 }
 
-void run_case(Checker& check, const rbc::RangeComm& comm, const std::vector<int>& counts) {
+void run_scaled(Checker& check, const rbc::RangeComm& comm, const std::vector<int>& counts) {
   const int p = comm.size(), me = comm.rank();
-  const int calls_due = rbc::allgatherm_merges(p, me);
   std::vector<long long> all;
   for (int r = 0; r < p; ++r) {
     const std::vector<long long> c = contribution(r, counts[static_cast<std::size_t>(r)]);
@@ -34,6 +34,7 @@ void run_case(Checker& check, const rbc::RangeComm& comm, const std::vector<int>
   }
   std::stable_sort(all.begin(), all.end());
   const int total = static_cast<int>(all.size());
+  const int partial = rbc::allgatherm_partial_call(p, me, total * static_cast<std::int64_t>(sizeof(long long)));
   const int w0 = static_cast<int>(static_cast<long long>(total) * me / p);
   const int w1 = static_cast<int>(static_cast<long long>(total) * (me + 1) / p);
 
@@ -43,7 +44,7 @@ void run_case(Checker& check, const rbc::RangeComm& comm, const std::vector<int>
     auto* b = static_cast<long long*>(middle);
     auto* e = static_cast<long long*>(last);
     std::inplace_merge(a, b, e);
-    if (++calls == calls_due && e - a == total) {
+    if (++calls == partial && e - a == total) {
       for (long long* x = a; x != e; ++x) {
         if (x - a < w0 || x - a >= w1) *x = -1;
       }
@@ -52,9 +53,19 @@ void run_case(Checker& check, const rbc::RangeComm& comm, const std::vector<int>
   const std::vector<long long> mine = contribution(me, counts[static_cast<std::size_t>(me)]);
   std::vector<long long> got(static_cast<std::size_t>(total), -2);
   rbc::allgatherm(mine.data(), static_cast<int>(mine.size()), got.data(), total, MPI_LONG_LONG, merge, comm);
-  check.equal(calls, calls_due, "merge calls");
+  if (partial > 0) check.equal(calls, partial, "merge calls");
   check.check(std::equal(got.begin() + w0, got.begin() + w1, all.begin() + w0), "share [", w0, ", ", w1,
               ") of ", total, " after a last merge that spoils the rest");
+}
+
+// Below and above allgatherm's 8 KiB, where a folded-in rank starts merging.
+void run_case(Checker& check, const rbc::RangeComm& comm, const std::vector<int>& counts) {
+  for (int scale : {1, 200}) {
+    std::vector<int> scaled = counts;
+    for (int& n : scaled) n *= scale;
+    Context c(check, "scale ", scale);
+    run_scaled(check, comm, scaled);
+  }
 }
 
 }  // namespace
@@ -65,8 +76,8 @@ int main(int argc, char** argv) {
     const int p = world.size();
     int rounds = 0;
     while ((2 << rounds) <= p) ++rounds;
-    check.equal(rbc::allgatherm_merges(p, p - 1), rounds, "merges on the last rank");
-    check.throws<rbc::Error>([&] { rbc::allgatherm_merges(p, p); }, "allgatherm_merges", "rank p of p");
+    check.equal(rbc::allgatherm_partial_call(p, p - 1, 8), rounds, "the last rank's partial call");
+    check.throws<rbc::Error>([&] { rbc::allgatherm_partial_call(p, p, 8); }, "allgatherm_partial_call", "rank p of p");
     for (int q = 1; q <= p; ++q) {
       const rbc::RangeComm comm = world.split(0, q - 1);
       if (!comm.is_member()) continue;

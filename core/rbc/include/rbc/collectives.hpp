@@ -2,6 +2,8 @@
 
 #include <mpi.h>
 
+#include <cstdint>
+
 #include <functional>
 #include <string>
 
@@ -100,19 +102,23 @@ Request igatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcoun
 // Merging allgather: as gatherm, but every rank receives the sorted sequence of all `recvcount`
 // elements (the total, which every rank must know; a different sum is an error on every rank).
 // Equal elements keep rank order. Recursive doubling: log2 p rounds of one message each way
-// when p is a power of two, two more otherwise. `merge` is called allgatherm_merges(p, rank)
-// times on a rank (a run may be empty), and only the last call's result is copied into recvbuf,
-// never sent: a caller that needs part of the result may merge just that part in that call. An
-// earlier call may already hold all `recvcount` elements (ranks that contribute none still take
-// part in later rounds), and its result is sent on whole.
+// when p is a power of two, two more otherwise. `merge` is called once per round (a run may be
+// empty); the call numbered allgatherm_partial_call(p, rank, recvcount times the type's size),
+// where that is not 0, is the last, and its result is only copied into recvbuf, never sent: a
+// caller that needs part of the result may merge just that part in that call. An earlier call
+// may already hold all `recvcount` elements (ranks that contribute none still take part in
+// later rounds), and its result is sent on whole.
 void allgatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount, MPI_Datatype type,
                 const Merger& merge, const RangeComm& comm);
 Request iallgatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount, MPI_Datatype type,
                     Merger merge, const RangeComm& comm);
-// How many times allgatherm calls its merge function on `rank` of p ranks: log2 q for q the
-// largest power of two <= p, one more on a rank that first takes a neighbour's run (p not a
-// power of two), and once on that neighbour, which merges the last round's two runs itself.
-int allgatherm_merges(int p, int rank);
+// Which call of allgatherm's merge function on `rank` of p ranks, for `total_bytes` in all, is
+// the last and only copied into recvbuf (1-based), or 0 where every call's result is sent on.
+// log2 q for q the largest power of two <= p; for p not a power of two, on the ranks that fold
+// (the odd ones below 2 (p - q)), one more above 8 KiB in all, where each hands its even
+// neighbour the last round's two runs to merge (call 1 there), and 0 below, where it sends that
+// neighbour its last merge (the neighbour merges nothing: 0).
+int allgatherm_partial_call(int p, int rank, std::int64_t total_bytes);
 
 // The algorithm RBC runs for `collective` ("bcast", "allreduce", "scan", ...: the function's
 // name) with `count` elements of `type` per rank on a communicator of p ranks, for reports.

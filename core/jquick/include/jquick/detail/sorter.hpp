@@ -591,20 +591,20 @@ class Sorter {
     cost::charge(cost::Kernel::copy, count);
   }
 
-  // key_merger for a merging allgather: rbc::allgatherm calls it `calls` times on this PE
-  // (rbc::allgatherm_merges) and only copies the last call's result into the receive buffer,
-  // so that call merges just the keys at [w0, w1) of the result, the share this PE keeps, after
-  // co-ranking both ends. Earlier calls merge whole: their runs are sent on, even where they
+  // key_merger for a merging allgather: rbc::allgatherm only copies the result of its merge call
+  // number `partial` into the receive buffer (rbc::allgatherm_partial_call; 0: none), so that
+  // call merges just the keys at [w0, w1) of the result, the share this PE keeps, after
+  // co-ranking both ends. Other calls merge whole: their runs are sent on, even where they
   // already hold all `total` keys (PEs without keys contribute empty runs to later rounds).
-  rbc::Merger window_merger(std::int64_t total, std::int64_t w0, std::int64_t w1, int calls) {
-    return [this, total, w0, w1, calls, made = 0](void* first, void* middle, void* last) mutable {
+  rbc::Merger window_merger(std::int64_t total, std::int64_t w0, std::int64_t w1, int partial) {
+    return [this, total, w0, w1, partial, made = 0](void* first, void* middle, void* last) mutable {
       ++made;
       T* a = static_cast<T*>(first);
       T* b = static_cast<T*>(middle);
       const std::uint64_t na = static_cast<std::uint64_t>(b - a);
       const std::uint64_t nb = static_cast<std::uint64_t>(static_cast<T*>(last) - b);
       if (na == 0 || nb == 0) return;
-      if (made != calls || static_cast<std::int64_t>(na + nb) != total) {
+      if (made != partial || static_cast<std::int64_t>(na + nb) != total) {
         merge_through(merged_, a, na, b, nb, a, less_);
         return;
       }
@@ -1379,7 +1379,8 @@ class Sorter {
       layer_.allgather_merge(pool, small.comm, small.keys.data(), static_cast<int>(m),
                              small.gathered.data(), static_cast<int>(total), type_,
                              window_merger(total, small.t0 - small.gb, small.t1 - small.gb,
-                                           rbc::allgatherm_merges(small.size, small.rank)),
+                                           rbc::allgatherm_partial_call(small.size, small.rank,
+                                                                        total * static_cast<std::int64_t>(sizeof(T)))),
                              [this, s] {
                                copy_share(*s, s->gathered.data() + (s->t0 - s->gb));
                                std::vector<T>().swap(s->gathered);
