@@ -458,10 +458,9 @@ void run_special(Checker& check, const Options& options) {
     // Only the first half of the PEs (rounded up) hold keys: a merging allgather's members
     // hold all of them rounds before the last, when the others still have to receive them.
     Context c(check, "gathered base case, keys on the first half of the PEs");
-    std::vector<double> half;
-    if (rank < (p + 1) / 2) {
-      for (int i = 0; i < 40 + 7 * rank; ++i) half.push_back(static_cast<double>((i * 7919 + rank * 104729) % 1000));
-    }
+    inputs::Params few = params;
+    few.n_per_pe = 40;
+    const std::vector<double> half = inputs::generate<double>(inputs::Distribution::kFirstHalf, few);
     for (const LayerChoice& choice : options.layers) {
       Context cl(check, choice.name);
       std::vector<double> a = half;

@@ -416,6 +416,8 @@ class Butterfly {
   int bit() const { return bit_; }
   // Whether next_partner has returned the partner of the last round.
   bool rounds_done() const { return round_ >= rounds_; }
+  // How many exchange rounds there are: log2 q.
+  int rounds() const { return rounds_; }
   // Whether the rounds go in bit order (no spread for this participant): after k rounds
   // done() is 2^k - 1.
   bool in_order() const { return offset_ == 0; }
@@ -1632,15 +1634,15 @@ class AllgathermDoubling final : public Collective {
                   static_cast<const char*>(sendbuf) + static_cast<std::size_t>(sendcount) * element_);
   }
 
- private:
-  int me() const { return comm().rank(); }
-  int bytes(std::int64_t elements) const { return message_bytes("allgatherm", elements * element_); }
-
- public:
+  // Above this many bytes in all, a folding rank hands its neighbour its last round's two runs.
   static constexpr std::int64_t kForwardBytes = 8 << 10;
   static bool forwards(std::int64_t total_bytes) { return total_bytes > kForwardBytes; }
 
  private:
+  int me() const { return comm().rank(); }
+  int bytes(std::int64_t elements) const { return message_bytes("allgatherm", elements * element_); }
+  // A folding rank past its last round's partner: it hands both of that round's runs over.
+  bool hands_runs_over() const { return forward_ && fly_.folds() && fly_.rounds_done(); }
   // Elements gathered so far.
   std::int64_t count() const { return static_cast<std::int64_t>(block_.size()) / element_; }
 
@@ -1722,17 +1724,13 @@ class AllgathermDoubling final : public Collective {
       // The last round's run goes on to the folded-in rank before this rank's last merge. Both
       // runs go even when the total is wrong, so that the folded-in rank throws too instead of
       // waiting; each throws once nothing of its own is in flight.
-      if (forward_ && fly_.folds() && fly_.rounds_done()) {
-        send(incoming_.data(), bytes(arrived_), MPI_BYTE, me() - 1, detail::kDown);
-      }
+      if (hands_runs_over()) send(incoming_.data(), bytes(arrived_), MPI_BYTE, me() - 1, detail::kDown);
       absorb();
     }
     const int partner = fly_.next_partner();
     if (partner >= 0) {
       send(block_.data(), bytes(count()), MPI_BYTE, partner, detail::kForward);
-      if (forward_ && fly_.folds() && fly_.rounds_done()) {
-        send(block_.data(), bytes(count()), MPI_BYTE, me() - 1, detail::kDown);
-      }
+      if (hands_runs_over()) send(block_.data(), bytes(count()), MPI_BYTE, me() - 1, detail::kDown);
       receive_run(partner, detail::kForward);
       return;
     }
@@ -2598,9 +2596,7 @@ int allgatherm_partial_call(int p, int rank, std::int64_t total_bytes) {
   const bool forward = AllgathermDoubling::forwards(total_bytes);
   if (fly.folded_in()) return forward ? 1 : 0;
   if (fly.folds() && !forward) return 0;
-  int rounds = 0;
-  while ((2 << rounds) <= p) ++rounds;
-  return rounds + (fly.folds() ? 1 : 0);
+  return fly.rounds() + (fly.folds() ? 1 : 0);
 }
 
 Request iallgatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount, MPI_Datatype type, Merger merge,
