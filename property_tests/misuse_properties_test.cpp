@@ -138,11 +138,15 @@ TEST(MisuseProperties, BadComparatorsGiveErrorsWithoutLoss) {
     const std::string layer = *rc::gen::element<std::string>("rbc", "mpi_split", "mpi_create_group");
     const int n = *rc::gen::inRange(0, 300);
     const int verify = *rc::gen::inRange(0, 2);
-    run_case(misuse_job("misuse_scenario", np,
-                        {"family=comparator", "cmp=" + cmp, "n=" + std::to_string(n), "layer=" + layer,
-                         "verify=" + std::to_string(verify)},
-                        b),
-             stats);
+    std::vector<std::string> tokens = {"family=comparator", "cmp=" + cmp, "n=" + std::to_string(n), "layer=" + layer,
+                                       "verify=" + std::to_string(verify)};
+    // Config::gather_elements: the default, off, tiny, or up to the whole input and beyond.
+    const int gather = *rc::gen::inRange(0, 4);
+    if (gather > 0) {
+      const int most = gather == 1 ? 0 : gather == 2 ? 64 : 2 * n * np + 1;
+      tokens.push_back("gather=" + std::to_string(gather == 1 ? 0 : *rc::gen::inRange(1, most + 1)));
+    }
+    run_case(misuse_job("misuse_scenario", np, tokens, b), stats);
   }));
 }
 

@@ -12,6 +12,7 @@
 //       MPI_Comm_free of the duplicate, every member's next operation must throw rbc::Error of
 //       class MPI_ERR_COMM.
 //   np=N seed=S family=comparator cmp=le|true|random n=N layer=rbc|mpi_split|mpi_create_group verify=0|1
+//       [gather=G] (JQuick's Config::gather_elements)
 //       jquick::sort with a comparator that is not a strict weak order: every PE throws
 //       jquick::Error or none does, the output is a permutation of the input (count and a
 //       multiset fingerprint), and with `le` and no error it is sorted.
@@ -267,6 +268,7 @@ int comparator(const Args& a) {
   config.layer = layer_of(a.get("layer", "rbc"));
   config.verify = a.num("verify") != 0;
   config.seed = seed;
+  if (a.num("gather", -1) >= 0) config.gather_elements = a.num("gather");
   const std::string cmp = a.get("cmp");
   int threw = 0;
   std::string text;

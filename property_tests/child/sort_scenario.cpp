@@ -6,7 +6,7 @@
 // quicksort the PEs beyond the largest power of two <= p end empty. Rank 0 prints
 // "SCENARIO OK digest=<hex>" (a hash of the sorted output) only if every rank passed.
 //
-//   sort_scenario np=6 seed=9 algo=jquick layer=rbc dist=all-to-one n=100 type=f64 range=1.5.2
+//   sort_scenario np=6 seed=9 algo=jquick layer=rbc dist=all-to-one n=100 type=f64 range=1.5.2 gather=17
 #include <mpi.h>
 
 #include <algorithm>
@@ -51,6 +51,7 @@ void sort_once(std::vector<T>& data, const props::SortScenario& s, const rbc::Ra
   if (s.algorithm == "jquick") {
     jquick::Config config;
     config.seed = s.seed;
+    if (s.gather_elements >= 0) config.gather_elements = s.gather_elements;
     if (s.layer == "rbc" || s.layer == "rbc-probe") {
       config.layer = jquick::Layer::rbc;
       config.wildcard = s.layer == "rbc" ? jquick::Wildcard::posted : jquick::Wildcard::probe;

@@ -284,6 +284,14 @@ rc::Gen<SortScenario> gen_sort_scenario(const std::string& algorithm, Backend ba
       s.stride = *rc::gen::inRange(0, 3) == 0 ? *rc::gen::inRange(1, std::max(2, s.last - s.first + 1)) : 1;
       s.last = s.first + (s.last - s.first) / s.stride * s.stride;
     }
+    if (algorithm == "jquick" && *rc::gen::inRange(0, 2) == 0) {
+      // Config::gather_elements away from its default: off, tiny (a gathered base case of a few
+      // keys deep in the recursion), or up to the whole input and beyond (the gathered and
+      // allgathered merges, their windows and folds, on every size and p).
+      const std::int64_t n = static_cast<std::int64_t>(s.n_per_pe) * ((s.last - s.first) / s.stride + 1);
+      const int kind = *rc::gen::inRange(0, 3);
+      s.gather_elements = kind == 0 ? 0 : kind == 1 ? *rc::gen::inRange(1, 65) : *rc::gen::inRange<std::int64_t>(1, 2 * n + 2);
+    }
     return s;
   });
 }

@@ -14,7 +14,7 @@ std::vector<std::string> layers_of(const std::string& algorithm) {
 }
 
 std::vector<std::string> to_tokens(const SortScenario& s) {
-  return {"np=" + std::to_string(s.np),
+  std::vector<std::string> tokens{"np=" + std::to_string(s.np),
           "seed=" + std::to_string(s.seed),
           "algo=" + s.algorithm,
           "layer=" + s.layer,
@@ -22,6 +22,8 @@ std::vector<std::string> to_tokens(const SortScenario& s) {
           "n=" + std::to_string(s.n_per_pe),
           "type=" + s.type,
           "range=" + std::to_string(s.first) + "." + std::to_string(s.last) + "." + std::to_string(s.stride)};
+  if (s.gather_elements >= 0) tokens.push_back("gather=" + std::to_string(s.gather_elements));
+  return tokens;
 }
 
 SortScenario sort_from_tokens(const std::vector<std::string>& tokens) {
@@ -51,6 +53,9 @@ SortScenario sort_from_tokens(const std::vector<std::string>& tokens) {
       s.last = to_int(value.substr(d1 + 1, d2 - d1 - 1), token);
       s.stride = to_int(value.substr(d2 + 1), token);
       have_range = true;
+    } else if (key == "gather") {
+      s.gather_elements = std::stoll(value);
+      if (s.gather_elements < 0) throw std::invalid_argument("gather must be >= 0");
     } else {
       throw std::invalid_argument("unknown token '" + token + "'");
     }
@@ -60,6 +65,7 @@ SortScenario sort_from_tokens(const std::vector<std::string>& tokens) {
   if (std::find(layers.begin(), layers.end(), s.layer) == layers.end()) {
     throw std::invalid_argument("layer '" + s.layer + "' does not exist for " + s.algorithm);
   }
+  if (s.gather_elements >= 0 && s.algorithm != "jquick") throw std::invalid_argument("gather is JQuick's");
   if (s.np < 1 || s.first < 0 || s.last < s.first || s.last >= s.np || s.stride < 1) {
     throw std::invalid_argument("range does not fit np");
   }

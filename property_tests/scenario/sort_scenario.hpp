@@ -3,7 +3,7 @@
 // A sort scenario: one distributed sort (JQuick or hypercube quicksort) of a generated input on
 // a range of MPI_COMM_WORLD, as command-line tokens (same conventions as scenario.hpp):
 //
-//   np=6 seed=9 algo=jquick layer=rbc dist=all-to-one n=100 type=f64 range=1.5.2
+//   np=6 seed=9 algo=jquick layer=rbc dist=all-to-one n=100 type=f64 range=1.5.2 gather=17
 
 #include <cstdint>
 #include <string>
@@ -24,6 +24,8 @@ struct SortScenario {
   int first = 0;
   int last = 0;
   int stride = 1;
+  // JQuick's Config::gather_elements; -1: the library's default (and no token).
+  std::int64_t gather_elements = -1;
 };
 
 std::vector<std::string> layers_of(const std::string& algorithm);
