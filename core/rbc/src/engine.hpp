@@ -109,8 +109,17 @@ class Engine {
     for (Operation* op : snapshot) {
       if (removals_ != removals && std::find(active_.begin(), active_.end(), op) == active_.end()) continue;
       // Without testing, an operation advances only once all its requests are complete.
-      if (!may_test && op->waiting()) continue;
-      if (op->progress(may_test)) remove(op);
+      if (op->failed() || (!may_test && op->waiting())) continue;
+      // Another request's wait may advance this operation: an error of its own stays with it
+      // and its request reports it (Operation::failed), not the wait that happened to run it.
+      bool complete = false;
+      try {
+        complete = op->progress(may_test);
+      } catch (...) {
+        op->fail(std::current_exception());
+        continue;
+      }
+      if (complete) remove(op);
     }
   }
 

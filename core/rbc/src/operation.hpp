@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -97,6 +98,16 @@ class Operation {
 
   const Status& status() const { return status_; }
 
+  // An error that escaped one of its steps. From then on the operation is frozen: no wait or
+  // progress of the engine advances it (a later step would run on a half-done one and could
+  // complete it as if it had succeeded), and its request reports the error again each time
+  // (Request::advance). Only the request's destruction resumes it, to take its messages off the
+  // wire (wait_abandoned).
+  bool failed() const { return failure_ != nullptr; }
+  [[noreturn]] void rethrow_failure() const { std::rethrow_exception(failure_); }
+  void fail(std::exception_ptr failure) { failure_ = std::move(failure); }
+  void resume_after_failure() { failure_ = nullptr; }
+
   std::size_t await(MPI_Request request, Transit transit = Transit()) {
     awaited_.push_back(request);
     transits_.push_back(std::move(transit));
@@ -132,6 +143,7 @@ class Operation {
   std::size_t memory_bytes_ = 0;
   std::vector<MPI_Request> awaited_;
   std::vector<Transit> transits_;
+  std::exception_ptr failure_;
 };
 
 // Blocks until at least one awaited request of the given (incomplete) operations completes,

@@ -59,6 +59,7 @@ void wait_for_some(Operation* const* ops, std::size_t count) {
   InlineVector<MPI_Request, 16> all;
   InlineVector<Owner, 16> owner;
   for (std::size_t k = 0; k < count; ++k) {
+    if (ops[k]->failed()) continue;  // frozen: its requests are not waited for
     auto& awaited = ops[k]->awaited();
     bool any = false;
     for (std::size_t i = 0; i < awaited.size(); ++i) {
@@ -82,7 +83,11 @@ void wait_for_some(Operation* const* ops, std::size_t count) {
   if (index == MPI_UNDEFINED) return;
   const Owner done = owner[static_cast<std::size_t>(index)];
   done.op->awaited()[done.slot] = MPI_REQUEST_NULL;
-  done.op->request_done(done.slot, status);
+  try {
+    done.op->request_done(done.slot, status);
+  } catch (...) {
+    done.op->fail(std::current_exception());  // its request reports it (Operation::failed)
+  }
 }
 
 Operation::Operation(const RangeComm& comm) : comm_(&comm), engine_(comm.engine().get()) {
@@ -185,6 +190,9 @@ namespace {
 // error handler would, instead of std::terminate's bare abort of this one process.
 void wait_abandoned(Request& request) noexcept {
   try {
+    // A failed operation runs to its end here, as far as it can: its posted receives and sends
+    // must complete before its buffers go.
+    if (request.operation()->failed()) request.operation()->resume_after_failure();
     request.wait();
     return;
   } catch (const std::exception& e) {
@@ -219,7 +227,16 @@ Request::~Request() {
 }
 
 bool Request::advance(bool may_test) {
-  if (!done_ && op_->progress(may_test)) {
+  if (done_) return true;
+  if (op_->failed()) [[unlikely]] op_->rethrow_failure();
+  bool complete = false;
+  try {
+    complete = op_->progress(may_test);
+  } catch (...) {
+    op_->fail(std::current_exception());
+    throw;
+  }
+  if (complete) {
     done_ = true;
     op_->engine().remove(op_.get());
   }

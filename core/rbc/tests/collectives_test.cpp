@@ -850,12 +850,39 @@ void counts_refused(Checker& check, const rbc::RangeComm& comm, const std::strin
   Context context(check, where);
   std::vector<int> values = {1, 2, 3, 4};
   int error_class = MPI_SUCCESS;
-  try {
-    rbc::ibcast(values.data(), comm.rank() == 0 ? 2 : 4, MPI_INT, 0, comm).wait();
-  } catch (const rbc::Error& e) {
-    error_class = e.error_class();
+  {
+    rbc::Request failed = rbc::ibcast(values.data(), comm.rank() == 0 ? 2 : 4, MPI_INT, 0, comm);
+    try {
+      failed.wait();
+    } catch (const rbc::Error& e) {
+      error_class = e.error_class();
+    }
+    if (comm.rank() == 1) {
+      check.equal(error_class, static_cast<int>(MPI_ERR_COUNT), "an ibcast of 2 ints into 4");
+      // The failed request keeps its error: waited or tested again it reports it again, instead
+      // of running its later steps and returning as if it had succeeded.
+      int again = MPI_SUCCESS;
+      try {
+        failed.wait();
+      } catch (const rbc::Error& e) {
+        again = e.error_class();
+      }
+      check.equal(again, static_cast<int>(MPI_ERR_COUNT), "the failed ibcast waited again");
+      again = MPI_SUCCESS;
+      try {
+        failed.test();
+      } catch (const rbc::Error& e) {
+        again = e.error_class();
+      }
+      check.equal(again, static_cast<int>(MPI_ERR_COUNT), "the failed ibcast tested");
+      check.check(!failed.done(), "a failed request is not done");
+    }
+    // Another request on the communicator, waited while the failed one is alive, completes
+    // without the other's error.
+    int other = comm.rank() == 0 ? 5 : 0;
+    rbc::ibcast(&other, 1, MPI_INT, 0, comm).wait();
+    check.equal(other, 5, "an ibcast while a failed one is alive");
   }
-  if (comm.rank() == 1) check.equal(error_class, static_cast<int>(MPI_ERR_COUNT), "an ibcast of 2 ints into 4");
   if (!bare) {
     const int count = comm.rank() == 0 ? 3000 : 6000;
     std::vector<int> in(static_cast<std::size_t>(count), 1), out(in.size() + 16, -1);

@@ -20,7 +20,9 @@ using OperationPtr = std::unique_ptr<Operation, OperationDeleter>;
 // A started nonblocking operation (point-to-point or collective). Move-only. Progress happens
 // inside test() and wait() (and the *_all/any helpers), as in MPI without a progress thread.
 // Destroying a request that has not completed waits for it, so buffers are never released
-// under a running operation.
+// under a running operation. A request whose operation failed keeps its error: test(), wait()
+// and the *_all/any helpers throw it again each time, and no other request's wait advances it
+// (docs/misuse.md, class 15); destroying it runs it to its end.
 class Request {
  public:
   Request();
