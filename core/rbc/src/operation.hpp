@@ -101,9 +101,12 @@ class Operation {
   // An error that escaped one of its steps. From then on the operation is frozen: no wait or
   // progress of the engine advances it (a later step would run on a half-done one and could
   // complete it as if it had succeeded), and its request reports the error again each time
-  // (Request::advance). Only the request's destruction resumes it, to take its messages off the
-  // wire (wait_abandoned).
+  // (Request::advance). Its pending receives still take what MPI matches to them off the wire
+  // (drain_failed, wait_for_some): a message of another operation is parked for its owner, which
+  // would otherwise wait for it forever. Only the request's destruction resumes it
+  // (wait_abandoned).
   bool failed() const { return failure_ != nullptr; }
+  void drain_failed();
   [[noreturn]] void rethrow_failure() const { std::rethrow_exception(failure_); }
   void fail(std::exception_ptr failure) { failure_ = std::move(failure); }
   void resume_after_failure() { failure_ = nullptr; }

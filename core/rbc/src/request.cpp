@@ -59,7 +59,6 @@ void wait_for_some(Operation* const* ops, std::size_t count) {
   InlineVector<MPI_Request, 16> all;
   InlineVector<Owner, 16> owner;
   for (std::size_t k = 0; k < count; ++k) {
-    if (ops[k]->failed()) continue;  // frozen: its requests are not waited for
     auto& awaited = ops[k]->awaited();
     bool any = false;
     for (std::size_t i = 0; i < awaited.size(); ++i) {
@@ -68,7 +67,9 @@ void wait_for_some(Operation* const* ops, std::size_t count) {
       owner.push_back(Owner{ops[k], i});
       any = true;
     }
-    if (!any) return;  // it can advance without waiting
+    // It can advance without waiting, unless it failed: a frozen operation never advances, and
+    // its pending requests are in the union only to be drained (Operation::failed).
+    if (!any && !ops[k]->failed()) return;
   }
   if (all.empty()) return;
   int index = MPI_UNDEFINED;
@@ -86,7 +87,24 @@ void wait_for_some(Operation* const* ops, std::size_t count) {
   try {
     done.op->request_done(done.slot, status);
   } catch (...) {
-    done.op->fail(std::current_exception());  // its request reports it (Operation::failed)
+    // Its request reports it (Operation::failed); a frozen operation keeps its first error.
+    if (!done.op->failed()) done.op->fail(std::current_exception());
+  }
+}
+
+void Operation::drain_failed() {
+  for (std::size_t i = 0; i < awaited_.size(); ++i) {
+    if (awaited_[i] == MPI_REQUEST_NULL) continue;
+    int flag = 0;
+    MPI_Status status;
+    status.MPI_ERROR = MPI_SUCCESS;
+    try {
+      const int rc = MPI_Test(&awaited_[i], &flag, &status);
+      completed_with(rc, awaited_[i] == MPI_REQUEST_NULL, status, "MPI_Test");
+      if (flag || rc != MPI_SUCCESS) request_done(i, status);
+    } catch (...) {
+      // The first error is the one its request reports.
+    }
   }
 }
 
