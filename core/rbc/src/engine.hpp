@@ -108,11 +108,11 @@ class Engine {
     const std::uint64_t removals = removals_;
     for (Operation* op : snapshot) {
       if (removals_ != removals && std::find(active_.begin(), active_.end(), op) == active_.end()) continue;
-      // Without testing, an operation advances only once all its requests are complete.
-      if (op->failed()) {
+      if (op->failed()) {  // frozen: only its receives are drained
         if (may_test) op->drain_failed();
         continue;
       }
+      // Without testing, an operation advances only once all its requests are complete.
       if (!may_test && op->waiting()) continue;
       // Another request's wait may advance this operation: an error of its own stays with it
       // and its request reports it (Operation::failed), not the wait that happened to run it.
