@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdint>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -140,12 +141,8 @@ TEST(MisuseProperties, BadComparatorsGiveErrorsWithoutLoss) {
     const int verify = *rc::gen::inRange(0, 2);
     std::vector<std::string> tokens = {"family=comparator", "cmp=" + cmp, "n=" + std::to_string(n), "layer=" + layer,
                                        "verify=" + std::to_string(verify)};
-    // Config::gather_elements: the default, off, tiny, or up to the whole input and beyond.
-    const int gather = *rc::gen::inRange(0, 4);
-    if (gather > 0) {
-      const int most = gather == 1 ? 0 : gather == 2 ? 64 : 2 * n * np + 1;
-      tokens.push_back("gather=" + std::to_string(gather == 1 ? 0 : *rc::gen::inRange(1, most + 1)));
-    }
+    const std::int64_t gather = *gen_gather_elements(static_cast<std::int64_t>(n) * np);
+    if (gather >= 0) tokens.push_back("gather=" + std::to_string(gather));
     run_case(misuse_job("misuse_scenario", np, tokens, b), stats);
   }));
 }

@@ -260,6 +260,17 @@ rc::Gen<Scenario> gen_large_scenario(Backend backend, const Budget& budget) {
   });
 }
 
+rc::Gen<std::int64_t> gen_gather_elements(std::int64_t n) {
+  return rc::gen::exec([n]() -> std::int64_t {
+    switch (*rc::gen::inRange(0, 6)) {
+      case 0: return 0;
+      case 1: return *rc::gen::inRange<std::int64_t>(1, 65);
+      case 2: return *rc::gen::inRange<std::int64_t>(1, 2 * n + 2);
+      default: return -1;
+    }
+  });
+}
+
 rc::Gen<SortScenario> gen_sort_scenario(const std::string& algorithm, Backend backend, const Budget& budget) {
   return rc::gen::exec([algorithm, backend, budget] {
     SortScenario s;
@@ -284,13 +295,9 @@ rc::Gen<SortScenario> gen_sort_scenario(const std::string& algorithm, Backend ba
       s.stride = *rc::gen::inRange(0, 3) == 0 ? *rc::gen::inRange(1, std::max(2, s.last - s.first + 1)) : 1;
       s.last = s.first + (s.last - s.first) / s.stride * s.stride;
     }
-    if (algorithm == "jquick" && *rc::gen::inRange(0, 2) == 0) {
-      // Config::gather_elements away from its default: off, tiny (a gathered base case of a few
-      // keys deep in the recursion), or up to the whole input and beyond (the gathered and
-      // allgathered merges, their windows and folds, on every size and p).
-      const std::int64_t n = static_cast<std::int64_t>(s.n_per_pe) * ((s.last - s.first) / s.stride + 1);
-      const int kind = *rc::gen::inRange(0, 3);
-      s.gather_elements = kind == 0 ? 0 : kind == 1 ? *rc::gen::inRange(1, 65) : *rc::gen::inRange<std::int64_t>(1, 2 * n + 2);
+    if (algorithm == "jquick") {
+      const std::int64_t members = (s.last - s.first) / s.stride + 1;
+      s.gather_elements = *gen_gather_elements(static_cast<std::int64_t>(s.n_per_pe) * members);
     }
     return s;
   });

@@ -5,6 +5,7 @@
 
 #include <rapidcheck.h>
 
+#include <cstdint>
 #include <vector>
 
 #include "driver/driver.hpp"
@@ -44,6 +45,12 @@ rc::Gen<Scenario> gen_mixed_scenario(Backend backend, const Budget& budget);
 rc::Gen<Scenario> gen_wildcard_isolation_scenario(Backend backend, const Budget& budget);
 // Few, small operations at large p (SMPI: 128..budget.large_np).
 rc::Gen<Scenario> gen_large_scenario(Backend backend, const Budget& budget);
+
+// JQuick's Config::gather_elements for an input of `n` elements: half the time -1 (the library's
+// default), else off (0), tiny (1..64: a gathered base case of a few keys deep in the recursion)
+// or up to twice the input (the gathered and allgathered merges, their windows and folds, on
+// every size and p).
+rc::Gen<std::int64_t> gen_gather_elements(std::int64_t n);
 
 // One sort: algorithm, layer, distribution (all of core/inputs, uneven and one-PE included),
 // n/p, element type, and the range of ranks it runs on (p prime or not a power of two included).
