@@ -108,7 +108,10 @@ class Operation {
   bool failed() const { return failure_ != nullptr; }
   void drain_failed();
   [[noreturn]] void rethrow_failure() const { std::rethrow_exception(failure_); }
-  void fail(std::exception_ptr failure) { failure_ = std::move(failure); }
+  // Records `failure` unless one is recorded already: the first error is the one reported.
+  void fail(std::exception_ptr failure) {
+    if (!failure_) failure_ = std::move(failure);
+  }
   void resume_after_failure() { failure_ = nullptr; }
 
   std::size_t await(MPI_Request request, Transit transit = Transit()) {

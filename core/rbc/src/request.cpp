@@ -87,24 +87,15 @@ void wait_for_some(Operation* const* ops, std::size_t count) {
   try {
     done.op->request_done(done.slot, status);
   } catch (...) {
-    // Its request reports it (Operation::failed); a frozen operation keeps its first error.
-    if (!done.op->failed()) done.op->fail(std::current_exception());
+    done.op->fail(std::current_exception());  // its request reports it (Operation::failed)
   }
 }
 
 void Operation::drain_failed() {
-  for (std::size_t i = 0; i < awaited_.size(); ++i) {
-    if (awaited_[i] == MPI_REQUEST_NULL) continue;
-    int flag = 0;
-    MPI_Status status;
-    status.MPI_ERROR = MPI_SUCCESS;
-    try {
-      const int rc = MPI_Test(&awaited_[i], &flag, &status);
-      completed_with(rc, awaited_[i] == MPI_REQUEST_NULL, status, "MPI_Test");
-      if (flag || rc != MPI_SUCCESS) request_done(i, status);
-    } catch (...) {
-      // The first error is the one its request reports.
-    }
+  try {
+    awaited_complete(true);
+  } catch (...) {
+    // The first error is the one its request reports; the slots after it are tested next time.
   }
 }
 
