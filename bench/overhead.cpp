@@ -7,6 +7,7 @@
 //   isend_irecv  rbc::irecv + rbc::isend to self, both waited (np = 1)
 //   bcast        blocking broadcast of --bytes from rank 0 (np >= 2)
 //   scan         blocking inclusive sum scan of --bytes / 8 doubles (np >= 2)
+//   exscan       blocking exclusive sum scan of --bytes / 8 doubles (np >= 2)
 //   allreduce    blocking sum allreduce of --bytes / 8 doubles (np >= 2)
 //   reduce       blocking sum reduce of --bytes / 8 doubles to rank 0 (np >= 2)
 //   gather       blocking gather of --bytes / 8 doubles per rank to rank 0 (np >= 2)
@@ -119,6 +120,21 @@ COUNTED void mpi_scan(int iterations, std::vector<double>& in, std::vector<doubl
 }
 
 template <bool Counted>
+COUNTED void rbc_exscan(int iterations, std::vector<double>& in, std::vector<double>& out,
+                        const rbc::RangeComm& comm) {
+  for (int i = 0; i < iterations; ++i) {
+    rbc::exscan(in.data(), out.data(), static_cast<int>(in.size()), MPI_DOUBLE, MPI_SUM, comm);
+  }
+}
+
+template <bool Counted>
+COUNTED void mpi_exscan(int iterations, std::vector<double>& in, std::vector<double>& out, MPI_Comm comm) {
+  for (int i = 0; i < iterations; ++i) {
+    MPI_Exscan(in.data(), out.data(), static_cast<int>(in.size()), MPI_DOUBLE, MPI_SUM, comm);
+  }
+}
+
+template <bool Counted>
 COUNTED void rbc_allreduce(int iterations, std::vector<double>& in, std::vector<double>& out,
                            const rbc::RangeComm& comm) {
   for (int i = 0; i < iterations; ++i) {
@@ -213,13 +229,18 @@ void run(const std::string& name, int bytes, int iterations, bool split) {
     mpi_bcast<false>(10, out, MPI_COMM_WORLD);
     rbc_bcast<true>(iterations, out, world);
     mpi_bcast<true>(iterations, out, MPI_COMM_WORLD);
-  } else if (name == "scan" || name == "allreduce" || name == "reduce") {
+  } else if (name == "scan" || name == "exscan" || name == "allreduce" || name == "reduce") {
     std::vector<double> values(static_cast<std::size_t>(std::max(bytes / 8, 1)), 1.0), results(values.size());
     if (name == "scan") {
       rbc_scan<false>(10, values, results, world);
       mpi_scan<false>(10, values, results, MPI_COMM_WORLD);
       rbc_scan<true>(iterations, values, results, world);
       mpi_scan<true>(iterations, values, results, MPI_COMM_WORLD);
+    } else if (name == "exscan") {
+      rbc_exscan<false>(10, values, results, world);
+      mpi_exscan<false>(10, values, results, MPI_COMM_WORLD);
+      rbc_exscan<true>(iterations, values, results, world);
+      mpi_exscan<true>(iterations, values, results, MPI_COMM_WORLD);
     } else if (name == "reduce") {
       rbc_reduce<false>(10, values, results, world);
       mpi_reduce<false>(10, values, results, MPI_COMM_WORLD);
@@ -259,7 +280,7 @@ void run(const std::string& name, int bytes, int iterations, bool split) {
       rbc_hypercube<true>(iterations, input, world);
     }
   } else {
-    throw std::runtime_error("unknown case '" + name + "' (send_recv, isend_irecv, bcast, scan, allreduce, reduce, gather, allgather, jquick, hypercube)");
+    throw std::runtime_error("unknown case '" + name + "' (send_recv, isend_irecv, bcast, scan, exscan, allreduce, reduce, gather, allgather, jquick, hypercube)");
   }
 }
 
