@@ -31,8 +31,13 @@ void failed_gather_passes_messages_on(Checker& check, const rbc::RangeComm& worl
   const rbc::RangeComm y = world.split(0, 2);
   const int go_tag = 91;
   int mine[2] = {10 + me, 10 + me};
-  std::vector<int> on_y(static_cast<std::size_t>(count), 100 * me);
-  for (int i = 0; i < count; ++i) on_y[static_cast<std::size_t>(i)] += i % 100;
+  // Rank r's part of the gather on y.
+  const auto part_of = [count](int r) {
+    std::vector<int> part(static_cast<std::size_t>(count));
+    for (int i = 0; i < count; ++i) part[static_cast<std::size_t>(i)] = 100 * r + i % 100;
+    return part;
+  };
+  std::vector<int> on_y = part_of(me);
   if (me == 0) {
     std::vector<int> at_root_x(3, -1), at_root_y(static_cast<std::size_t>(3 * count), -1);
     rbc::Request gx = rbc::igather(mine, 1, MPI_INT, at_root_x.data(), 1, MPI_INT, 0, x);
@@ -43,7 +48,8 @@ void failed_gather_passes_messages_on(Checker& check, const rbc::RangeComm& worl
     gy.wait();
     std::vector<int> expected;
     for (int r = 0; r < 3; ++r) {
-      for (int i = 0; i < count; ++i) expected.push_back(100 * r + i % 100);
+      const std::vector<int> part = part_of(r);
+      expected.insert(expected.end(), part.begin(), part.end());
     }
     check.equal_ranges(at_root_y, expected, "the gather on y, beside x's failed one");
     check.throws<rbc::Error>([&] { gx.wait(); }, "truncated", "x's gather waited again");
