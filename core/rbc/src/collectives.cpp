@@ -117,16 +117,19 @@ bool halving(MPI_Datatype type, int count, int p) {
   return bytes > detail::kEagerBytes;
 }
 
-// Reduce (to a root) by halving and a gather of the pieces, rather than the binomial tree, on
-// 4 to 16 ranks from 128 KiB, on more from 256 KiB: on the 16-core node, 512 KiB to 8 MiB on
-// 4-16 ranks took 0.5-0.8x the tree's time, and below 128 KiB the tree was as fast or faster;
-// simulated on 32-256 ranks (supermuc, juqueen) halving took 0.56-0.85x the tree's time from
-// 256 KiB, 0.86-1.08x at 128 KiB and 1.07-1.54x at 8-32 KiB. On two ranks the tree's single
-// message wins (Open MPI on two cores: halving took 1.2-1.7x from 32 KiB to 8 MiB).
+// Reduce (to a root) by halving and a gather of the pieces, rather than the binomial tree: on 16
+// ranks from 8 KiB, on 4 to 15 from 128 KiB, on more from 256 KiB. On the 16-core node
+// (docs/results/node-16c-ab, medians): on 16 ranks halving took 0.95, 0.91, 0.86, 0.81 and 0.81x
+// the tree's time at 8, 16, 32, 64 and 128 KiB; on 4, 8 and 12 ranks the tree was as fast or
+// faster below 128 KiB; 512 KiB to 8 MiB on 4-16 ranks took 0.5-0.8x. Simulated on 32-256 ranks
+// (supermuc, juqueen) halving took 0.56-0.85x the tree's time from 256 KiB, 0.86-1.08x at
+// 128 KiB and 1.07-1.54x at 8-32 KiB. On two ranks the tree's single message wins (Open MPI on
+// two cores: halving took 1.2-1.7x from 32 KiB to 8 MiB).
 bool reduce_halving(MPI_Datatype type, int count, int p) {
   const long long bytes = static_cast<long long>(TypeInfo(type).size) * count;
   if (p < 4 || count < pow2_floor(p)) return false;
-  return bytes >= (p <= 16 ? 128 << 10 : 256 << 10);
+  if (p == 16) return bytes >= (8 << 10);
+  return bytes >= (p < 16 ? 128 << 10 : 256 << 10);
 }
 
 enum class AllreduceAlgorithm { halving, doubling, tree };

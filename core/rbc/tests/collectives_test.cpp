@@ -294,7 +294,7 @@ class Runner {
   std::vector<Block> blocks_for(std::size_t layout_index) const {
     const int rotating = 1 + static_cast<int>(layout_index % 3);
     // About large_ * 4 bytes per rank: above SMPI's 64 KiB eager limit, Open MPI's 4 KiB and the
-    // 128 KiB from which RBC's reduce halves on 4-16 ranks (its allreduce on 3-7).
+    // 128 KiB from which RBC's reduce halves on 4-15 ranks (its allreduce on 3-7).
     const int large = rotating == 1 ? large_ / 2 : large_ / 4;
     if (huge_) return {{0, 0, 2}, {0, 1, root_limit_}, {2, 1, 2}, {3, 1, 2}, {rotating, large, 1}};
     return {{0, 0, 2}, {2, 0, 2}, {0, 1, root_limit_}, {1, 1, 2},
@@ -938,9 +938,12 @@ int main(int argc, char** argv) {
     check.equal(rbc::algorithm("allreduce", 16383, MPI_DOUBLE, 4), std::string("recursive doubling"), "4 ranks");
     check.equal(rbc::algorithm("allreduce", 16384, MPI_DOUBLE, 4),
                 std::string("recursive halving + doubling (Rabenseifner)"), "128 KiB, 4 ranks");
-    check.equal(rbc::algorithm("reduce", 16383, MPI_DOUBLE, 16), std::string("binomial tree"), "reduce, 16 ranks");
-    check.equal(rbc::algorithm("reduce", 16384, MPI_DOUBLE, 16),
-                std::string("recursive halving + binomial gather (Rabenseifner)"), "reduce, 128 KiB, 16 ranks");
+    check.equal(rbc::algorithm("reduce", 1023, MPI_DOUBLE, 16), std::string("binomial tree"), "reduce, 16 ranks");
+    check.equal(rbc::algorithm("reduce", 1024, MPI_DOUBLE, 16),
+                std::string("recursive halving + binomial gather (Rabenseifner)"), "reduce, 8 KiB, 16 ranks");
+    check.equal(rbc::algorithm("reduce", 16383, MPI_DOUBLE, 15), std::string("binomial tree"), "reduce, 15 ranks");
+    check.equal(rbc::algorithm("reduce", 16384, MPI_DOUBLE, 8),
+                std::string("recursive halving + binomial gather (Rabenseifner)"), "reduce, 128 KiB, 8 ranks");
     check.equal(rbc::algorithm("reduce", 1 << 20, MPI_DOUBLE, 2), std::string("binomial tree"), "reduce, 2 ranks");
     check.equal(rbc::algorithm("bcast", 65535, MPI_DOUBLE, 16), std::string("binomial tree"), "bcast, 16 ranks");
     check.equal(rbc::algorithm("bcast", 65536, MPI_DOUBLE, 16),
