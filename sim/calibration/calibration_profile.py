@@ -278,7 +278,7 @@ def smpi_cfg(profile):
 
 
 def environment(profile):
-    """Environment of the charge hooks: JANUS_CHARGE_COMM_* (preload), JANUS_COST_* (core/cost)."""
+    """Environment of the charge hooks: JANUS_CHARGE_* (preload), JANUS_COST_* (core/cost and the preload)."""
     env = {}
     for op in CREATION:
         v = value(profile, op)
@@ -287,6 +287,10 @@ def environment(profile):
     v = value(profile, "type_create")
     if v is not None:
         env["JANUS_CHARGE_TYPE_COMMIT"] = f"{float(v)!r},0"
+    # The preload charges the library's own reductions for the algorithms this selector picks
+    # (sim/calibration/reduction_model.hpp), at compute_reduce's cost.
+    if not value(profile, "collectives") and value(profile, "coll_selector"):
+        env["JANUS_CHARGE_COLL_SELECTOR"] = value(profile, "coll_selector")
     for k in KERNELS:
         v = value(profile, "compute_" + k)
         if v is None and k in MESSAGE_PATHS:

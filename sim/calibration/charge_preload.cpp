@@ -1,4 +1,5 @@
-// Charges MPI communicator creation and datatype commits at their calibrated cost in SMPI.
+// Charges MPI communicator creation, datatype commits and the library's own reductions at their
+// calibrated cost in SMPI.
 //
 // SMPI charges only the messages of its own creation algorithms; a real library also does
 // local work (context ids, group tables) that costs microseconds. This library is preloaded
@@ -18,6 +19,12 @@
 // MPI_Type_commit is charged JANUS_CHARGE_TYPE_COMMIT ("A,0": a datatype made, committed and
 // freed), which SMPI does not charge either.
 //
+// MPI_Reduce, MPI_Allreduce, MPI_Scan and MPI_Exscan are charged the operator applications the
+// calling rank makes in SMPI's algorithm for the call (reduction_model.hpp), each at the cost
+// core/cost charges RBC's own (JANUS_COST_REDUCE), for the selector JANUS_CHARGE_COLL_SELECTOR
+// names: SMPI applies the operator of its own collectives without advancing time, so a profile
+// that charges RBC's operator would otherwise charge one side of every comparison only.
+//
 // JANUS_CHARGE_TRACE=1 prints one line per charged call (to check that it interposes).
 #include <mpi.h>
 #include <simgrid/actor.h>
@@ -27,7 +34,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
+
+#include "cost/charge.hpp"
+#include "sim/calibration/reduction_model.hpp"
 
 namespace {
 
@@ -115,9 +126,59 @@ int split_via_create_group(MPI_Comm comm, int color, int key, MPI_Comm* out) {
   return code;
 }
 
+// Advances the calling rank by the operator applications of its part of `call` (after the call,
+// so a rank's charge follows its own applications' place only roughly: on its path to the result).
+void charge_reduction(reduction_model::Call call, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm) {
+  const char* selector = std::getenv("JANUS_CHARGE_COLL_SELECTOR");
+  const char* spec = std::getenv("JANUS_COST_REDUCE");
+  if (selector == nullptr || spec == nullptr || *spec == '\0' || count <= 0) return;
+  int p = 1, rank = 0, type_size = 0, commutative = 1;
+  if (PMPI_Comm_size(comm, &p) != MPI_SUCCESS || PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS ||
+      PMPI_Type_size(type, &type_size) != MPI_SUCCESS || PMPI_Op_commutative(op, &commutative) != MPI_SUCCESS) {
+    return;
+  }
+  const std::size_t bytes = static_cast<std::size_t>(count) * static_cast<std::size_t>(type_size);
+  double seconds = 0;
+  for (const reduction_model::Term& term :
+       reduction_model::applications(selector, call, count, bytes, p, rank, root, commutative != 0)) {
+    seconds += term.count * cost::modelled_seconds(cost::Kernel::reduce, term.bytes, spec);
+  }
+  const char* trace = std::getenv("JANUS_CHARGE_TRACE");
+  if (trace != nullptr && *trace == '1') {
+    std::fprintf(stderr, "charge_preload: rank %d reduction (%d) of %zu bytes p=%d charged %.3g s\n", rank,
+                 static_cast<int>(call), bytes, p, seconds);
+  }
+  advance(seconds);
+}
+
 }  // namespace
 
 extern "C" {
+
+int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
+               MPI_Comm comm) {
+  const int code = PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
+  if (code == MPI_SUCCESS) charge_reduction(reduction_model::Call::reduce, count, type, op, root, comm);
+  return code;
+}
+
+int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  const int code = PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
+  if (code == MPI_SUCCESS) charge_reduction(reduction_model::Call::allreduce, count, type, op, 0, comm);
+  return code;
+}
+
+int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  const int code = PMPI_Scan(sendbuf, recvbuf, count, type, op, comm);
+  if (code == MPI_SUCCESS) charge_reduction(reduction_model::Call::scan, count, type, op, 0, comm);
+  return code;
+}
+
+int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  const int code = PMPI_Exscan(sendbuf, recvbuf, count, type, op, comm);
+  if (code == MPI_SUCCESS) charge_reduction(reduction_model::Call::exscan, count, type, op, 0, comm);
+  return code;
+}
 
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm) {
   const int code = PMPI_Comm_create_group(comm, group, tag, newcomm);

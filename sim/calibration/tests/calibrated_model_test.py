@@ -63,10 +63,13 @@ class CalibratedModel(unittest.TestCase):
                                                              * cp.factor_at(self.profile, cp.BW_FACTOR, size))
 
     def simulate_with(self, parameters, sections):
-        """(profile, records): the profile with `parameters` ({name: value}) set, simulated."""
+        """(profile, records): the profile with `parameters` ({name: value}; None removes one) set, simulated."""
         profile = copy.deepcopy(self.profile)
         for name, value in parameters.items():
-            profile["parameters"][name] = {"value": value, "unit": "", "source": "test"}
+            if value is None:
+                profile["parameters"].pop(name, None)
+            else:
+                profile["parameters"][name] = {"value": value, "unit": "", "source": "test"}
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "profile.json")
             with open(path, "w") as f:
@@ -185,6 +188,24 @@ class CalibratedModel(unittest.TestCase):
         after = medians(charged)
         self.assertAlmostEqual(after["rbc_reduce"] - before["rbc_reduce"], 8192e-9, delta=1e-9)
         self.assertEqual(after["rbc_exchange"], before["rbc_exchange"])
+
+    def test_library_reductions_charge_the_operator(self):
+        # Under the ompi selector, on two ranks, 64 KiB: MPI_Reduce is linear (the root applies the
+        # operator once to 65536 bytes), MPI_Scan linear (rank 1 once), MPI_Allreduce a segmented
+        # ring (each rank once, to a block of 32768 bytes); compute_reduce at 1 ns per byte. The
+        # broadcast and the gather apply nothing.
+        base = {"coll_selector": "ompi", "collectives": None}
+        _, plain = self.simulate_with(dict(base, compute_reduce=[0.0, 0.0]), ["coll"])
+        _, charged = self.simulate_with(dict(base, compute_reduce=[0.0, 1e-9]), ["coll"])
+
+        def at_64k(records):
+            return {r["op"]: statistics.median(r["samples"]) for r in records
+                    if r["kind"] == "coll" and r["p"] == 2 and r["bytes"] == 65536}
+
+        before, after = at_64k(plain), at_64k(charged)
+        for op, applied in (("reduce", 65536), ("scan", 65536), ("allreduce", 32768), ("bcast", 0), ("gather", 0)):
+            self.assertAlmostEqual(after[op] - before[op], applied * 1e-9, delta=0.05 * applied * 1e-9 + 1e-9,
+                                   msg=f"MPI's {op} of 64 KiB on two ranks")
 
 
 class ProfileChecks(unittest.TestCase):
