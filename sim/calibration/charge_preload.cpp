@@ -126,8 +126,18 @@ int split_via_create_group(MPI_Comm comm, int color, int key, MPI_Comm* out) {
   return code;
 }
 
-// Advances the calling rank by the operator applications of its part of `call` (after the call,
-// so a rank's charge follows its own applications' place only roughly: on its path to the result).
+const char* call_name(reduction_model::Call call) {
+  switch (call) {
+    case reduction_model::Call::reduce: return "MPI_Reduce";
+    case reduction_model::Call::allreduce: return "MPI_Allreduce";
+    case reduction_model::Call::scan: return "MPI_Scan";
+    case reduction_model::Call::exscan: return "MPI_Exscan";
+  }
+  return "?";
+}
+
+// Advances the calling rank by its operator applications in `call`, once the call returns: a
+// child's applications then do not delay its parent, whose own charge covers the path it heads.
 void charge_reduction(reduction_model::Call call, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm) {
   const char* selector = std::getenv("JANUS_CHARGE_COLL_SELECTOR");
   const char* spec = std::getenv("JANUS_COST_REDUCE");
@@ -145,8 +155,8 @@ void charge_reduction(reduction_model::Call call, int count, MPI_Datatype type, 
   }
   const char* trace = std::getenv("JANUS_CHARGE_TRACE");
   if (trace != nullptr && *trace == '1') {
-    std::fprintf(stderr, "charge_preload: rank %d reduction (%d) of %zu bytes p=%d charged %.3g s\n", rank,
-                 static_cast<int>(call), bytes, p, seconds);
+    std::fprintf(stderr, "charge_preload: rank %d %s of %zu bytes p=%d charged %.3g s\n", rank, call_name(call),
+                 bytes, p, seconds);
   }
   advance(seconds);
 }
