@@ -74,8 +74,8 @@ TEST(ReductionModel, AllreduceDoublesSmallAndHalvesLarge) {
 
 TEST(ReductionModel, NonCommutativeAllreduceReducesThenBroadcasts) {
   // 8 to 15 ranks from 1 MiB: reduce + bcast; the reduce an in-order binary tree to rank 0.
-  EXPECT_EQ(count_of(applications("ompi", Call::allreduce, 1 << 21 / 8, 1 << 21, 12, 0, 0, false), 1 << 21), 2);
-  EXPECT_EQ(count_of(applications("ompi", Call::allreduce, 1 << 21 / 8, 1 << 21, 12, 11, 0, false), 1 << 21), 0);
+  EXPECT_EQ(count_of(applications("ompi", Call::allreduce, (1 << 21) / 8, 1 << 21, 12, 0, 0, false), 1 << 21), 2);
+  EXPECT_EQ(count_of(applications("ompi", Call::allreduce, (1 << 21) / 8, 1 << 21, 12, 11, 0, false), 1 << 21), 0);
 }
 
 TEST(ReductionModel, ScansAreLinear) {
