@@ -89,6 +89,9 @@ void run(const bench::Args& args, const bench::Context& ctx) {
   const auto sizes = args.get_int_list("sizes", {1, 32, 1024});
   const auto impls = args.get_list("impls", {"rbc", "mpi_create_group", "mpi_split"});
   bench::Measurement measure(ctx.world(), args.get_int("warmup", 1), args.get_int("reps", 5));
+  int world_size = 1;
+  MPI_Comm_size(ctx.world(), &world_size);
+  const int half = world_size < 2 ? 1 : world_size / 2;  // the lower half's size (the upper's on odd p: one more)
   for (std::int64_t k : ks) {
     if (k < 1) throw std::invalid_argument("--ks must be positive");
     for (std::int64_t n : sizes) {
@@ -108,7 +111,7 @@ void run(const bench::Args& args, const bench::Context& ctx) {
         auto record = ctx.record("split_bcast");
         record.add("variant", "k=" + std::to_string(k))
             .add("implementation", impl)
-            .add("algorithm", impl == "rbc" ? std::string("rbc binomial tree")
+            .add("algorithm", impl == "rbc" ? "rbc " + rbc::algorithm("bcast", static_cast<int>(n), MPI_DOUBLE, half)
                                             : ctx.mpi_algorithm("bcast"))
             .add("k", k)
             .add("n", n)

@@ -7,9 +7,16 @@
 
 namespace rbc::detail {
 
-// Binomial-tree broadcast: receive from the parent, then send to the children, largest
-// subtree first. Large messages go to one child after the other: sent at once they would share
-// the sender's link, and the child with the most forwarding left would get its copy late.
+// The radix of a broadcast's tree for a message of `bytes` on p ranks: 4 below 4 KiB on 8 to
+// 16 ranks, where latency, not size, is the cost and two levels beat four; 2 (binomial)
+// otherwise. Open MPI 4.1 takes its 4-nomial tree there too; on the real 16-core node RBC's
+// binomial tree took 1.4-1.5x Open MPI's time (8 B-1 KiB, 16 ranks), in the calibrated
+// simulation of that node the 4-nomial tree takes 1.00-1.02x (docs/benchmarks.md).
+inline int bcast_radix(long long bytes, int p) { return bytes < 4096 && p >= 8 && p <= 16 ? 4 : 2; }
+
+// Tree broadcast: receive from the parent, then send to the children, largest subtree first.
+// Large messages go to one child after the other: sent at once they would share the sender's
+// link, and the child with the most forwarding left would get its copy late.
 class Bcast : public Collective {
  public:
   Bcast(void* buf, int count, MPI_Datatype type, int root, const RangeComm& comm)
@@ -17,7 +24,8 @@ class Bcast : public Collective {
         buf_(buf),
         count_(count),
         type_(type),
-        tree_(CommAccess::size(comm), root, CommAccess::rank(comm)) {
+        tree_(CommAccess::size(comm), root, CommAccess::rank(comm),
+              bcast_radix(static_cast<long long>(TypeInfo(type).size) * count, CommAccess::size(comm))) {
     one_at_a_time_ = static_cast<long long>(TypeInfo(type).size) * count >= kOneAtATimeBytes;
     sends_along_tree();
   }
@@ -47,7 +55,7 @@ class Bcast : public Collective {
   void* buf_;
   int count_;
   MPI_Datatype type_;
-  BinomialTree tree_;
+  KnomialTree tree_;
   bool one_at_a_time_ = false;
 };
 

@@ -1847,7 +1847,8 @@ namespace {
 void direct_bcast(void* buf, int count, MPI_Datatype type, int root, const RangeComm& comm) {
   using detail::CommAccess;
   detail::Direct run(comm);
-  const BinomialTree tree(CommAccess::size(comm), root, CommAccess::rank(comm));
+  const int p = CommAccess::size(comm);
+  const detail::KnomialTree tree(p, root, CommAccess::rank(comm), detail::bcast_radix(vector_bytes(type, count), p));
   if (!tree.is_root()) {
     run.receive(buf, count, type, CommAccess::mpi_rank(comm, tree.absolute(tree.parent())), detail::kDown);
   }
@@ -2531,6 +2532,9 @@ std::string algorithm(const std::string& collective, int count, MPI_Datatype typ
     return std::string("binomial scatter + ") + (pow2_floor(p) == p ? "recursive doubling" : "ring") + " allgather";
   }
   if (collective == "reduce" && reduce_halving(type, count, p)) return "recursive halving + binomial gather (Rabenseifner)";
+  if (collective == "bcast" && detail::bcast_radix(vector_bytes(type, count), p) == 4) {
+    return "4-nomial tree";
+  }
   if (collective == "bcast" || collective == "reduce" || collective == "gather" || collective == "gatherv" ||
       collective == "gatherm") {
     return "binomial tree";

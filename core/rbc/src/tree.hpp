@@ -57,4 +57,48 @@ class BinomialTree {
   Children children_;
 };
 
+// k-nomial tree over relative ranks 0..p-1 (radix k >= 2; k = 2 is the binomial tree above).
+// Node v's parent is v with its lowest non-zero base-k digit cleared; its children are
+// v + j k^i (j = 1..k-1) for every digit i below that one. Node v + j k^i's subtree is the
+// contiguous block [v + j k^i, v + (j + 1) k^i). A larger radix makes the tree shallower (two
+// levels instead of four on 16 ranks at k = 4) at k - 1 sends per level and node.
+class KnomialTree {
+ public:
+  class Children {
+   public:
+    void push_back(int v) { v_[n_++] = v; }
+    std::size_t size() const { return n_; }
+    int operator[](std::size_t i) const { return v_[i]; }
+    std::reverse_iterator<const int*> rbegin() const { return std::reverse_iterator<const int*>(v_.data() + n_); }
+    std::reverse_iterator<const int*> rend() const { return std::reverse_iterator<const int*>(v_.data()); }
+
+   private:
+    std::array<int, 64> v_;  // (k - 1) per digit: 31 digits at k = 2, 16 at k = 4
+    std::size_t n_ = 0;
+  };
+
+  KnomialTree(int p, int root, int rank, int radix) : p_(p), root_(root), v_((rank - root + p) % p) {
+    long long digit = 1;
+    while (digit < p_ && (v_ == 0 || v_ % (digit * radix) == 0)) {
+      for (int j = 1; j < radix && v_ + j * digit < p_; ++j) children_.push_back(static_cast<int>(v_ + j * digit));
+      digit *= radix;
+    }
+    parent_ = v_ == 0 ? -1 : static_cast<int>(v_ - v_ % (digit * radix));
+  }
+
+  bool is_root() const { return v_ == 0; }
+  // Relative rank of the parent; -1 at the root.
+  int parent() const { return parent_; }
+  // Children (relative ranks) by digit, lowest first; within a digit in ascending order.
+  const Children& children() const { return children_; }
+  int absolute(int r) const { return (r + root_) % p_; }
+
+ private:
+  int p_;
+  int root_;
+  int v_;
+  int parent_ = -1;
+  Children children_;
+};
+
 }  // namespace rbc::detail

@@ -945,6 +945,11 @@ int main(int argc, char** argv) {
     check.equal(rbc::algorithm("reduce", 16384, MPI_DOUBLE, 8),
                 std::string("recursive halving + binomial gather (Rabenseifner)"), "reduce, 128 KiB, 8 ranks");
     check.equal(rbc::algorithm("reduce", 1 << 20, MPI_DOUBLE, 2), std::string("binomial tree"), "reduce, 2 ranks");
+    check.equal(rbc::algorithm("bcast", 1, MPI_DOUBLE, 16), std::string("4-nomial tree"), "bcast, 8 B, 16 ranks");
+    check.equal(rbc::algorithm("bcast", 511, MPI_DOUBLE, 8), std::string("4-nomial tree"), "bcast, 4088 B, 8 ranks");
+    check.equal(rbc::algorithm("bcast", 512, MPI_DOUBLE, 8), std::string("binomial tree"), "bcast, 4 KiB, 8 ranks");
+    check.equal(rbc::algorithm("bcast", 1, MPI_DOUBLE, 7), std::string("binomial tree"), "bcast, 8 B, 7 ranks");
+    check.equal(rbc::algorithm("bcast", 1, MPI_DOUBLE, 17), std::string("binomial tree"), "bcast, 8 B, 17 ranks");
     check.equal(rbc::algorithm("bcast", 65535, MPI_DOUBLE, 16), std::string("binomial tree"), "bcast, 16 ranks");
     check.equal(rbc::algorithm("bcast", 65536, MPI_DOUBLE, 16),
                 std::string("binomial scatter + recursive doubling allgather"), "bcast, 512 KiB, 16 ranks");
