@@ -36,6 +36,16 @@ PY
 grep -q '^Target 4, ' "$node/summary.txt" || fail "summary without target 4"
 grep -q '^host: ' "$node/machine.txt" || fail "machine.txt without the host"
 
+# --steps: only the named steps run (a rerun of what an earlier run lost); an unknown one is refused.
+bench/node_check --programs "$work/bundle" --out "$work/steps" --np 2 --rounds 1 --steps sort --quick >/dev/null
+[[ -s $work/steps/sort.jsonl ]] || fail "--steps sort: no sort records"
+for f in collectives.jsonl p2p.jsonl calibration-measured.json; do
+  [[ ! -e $work/steps/$f ]] || fail "--steps sort also wrote $f"
+done
+if bench/node_check --programs "$work/bundle" --out "$work/steps" --steps sorts 2>/dev/null; then
+  fail "--steps sorts (no such step) was accepted"
+fi
+
 ./janus calibrate --refit "$node/calibration-measured.json" -o "$work/profile.json"
 python3 - "$work/profile.json" <<'PY' || fail "refitted profile"
 import json, sys
