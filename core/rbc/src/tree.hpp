@@ -10,25 +10,28 @@ namespace rbc::detail {
 // v with its lowest set bit cleared; its children are v + 1, v + 2, v + 4, ... below that bit.
 // Every subtree is a contiguous block of relative ranks, and children come in rank order, so
 // combining "own, then children in order" respects rank order (non-commutative operations).
+// A node's children, held inline: every collective builds a tree, and a heap list would cost
+// an allocation per call.
+template <std::size_t N>
+class TreeChildren {
+ public:
+  void push_back(int v) { v_[n_++] = v; }
+  std::size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  int operator[](std::size_t i) const { return v_[i]; }
+  const int* begin() const { return v_.data(); }
+  const int* end() const { return v_.data() + n_; }
+  std::reverse_iterator<const int*> rbegin() const { return std::reverse_iterator<const int*>(end()); }
+  std::reverse_iterator<const int*> rend() const { return std::reverse_iterator<const int*>(begin()); }
+
+ private:
+  std::array<int, N> v_;  // the first n_ are set; no zeroing of the rest on every call
+  std::size_t n_ = 0;
+};
+
 class BinomialTree {
  public:
-  // A node's children, held inline (at most 31 for an int p): every collective builds a tree,
-  // and a heap list would cost an allocation per call.
-  class Children {
-   public:
-    void push_back(int v) { v_[n_++] = v; }
-    std::size_t size() const { return n_; }
-    bool empty() const { return n_ == 0; }
-    int operator[](std::size_t i) const { return v_[i]; }
-    const int* begin() const { return v_.data(); }
-    const int* end() const { return v_.data() + n_; }
-    std::reverse_iterator<const int*> rbegin() const { return std::reverse_iterator<const int*>(end()); }
-    std::reverse_iterator<const int*> rend() const { return std::reverse_iterator<const int*>(begin()); }
-
-   private:
-    std::array<int, 31> v_;  // the first n_ are set; no zeroing of the rest on every call
-    std::size_t n_ = 0;
-  };
+  using Children = TreeChildren<31>;  // at most 31 for an int p
 
   BinomialTree(int p, int root, int rank) : p_(p), root_(root), v_((rank - root + p) % p) {
     for (int step = 1; step < p_ && (v_ == 0 || step < lowbit(v_)); step <<= 1) {
@@ -64,18 +67,7 @@ class BinomialTree {
 // levels instead of four on 16 ranks at k = 4) at k - 1 sends per level and node.
 class KnomialTree {
  public:
-  class Children {
-   public:
-    void push_back(int v) { v_[n_++] = v; }
-    std::size_t size() const { return n_; }
-    int operator[](std::size_t i) const { return v_[i]; }
-    std::reverse_iterator<const int*> rbegin() const { return std::reverse_iterator<const int*>(v_.data() + n_); }
-    std::reverse_iterator<const int*> rend() const { return std::reverse_iterator<const int*>(v_.data()); }
-
-   private:
-    std::array<int, 64> v_;  // (k - 1) per digit: 31 digits at k = 2, 16 at k = 4
-    std::size_t n_ = 0;
-  };
+  using Children = TreeChildren<64>;  // (k - 1) per digit: 31 digits at k = 2, 16 at k = 4
 
   KnomialTree(int p, int root, int rank, int radix) : p_(p), root_(root), v_((rank - root + p) % p) {
     long long digit = 1;
