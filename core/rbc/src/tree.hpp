@@ -6,10 +6,6 @@
 
 namespace rbc::detail {
 
-// Binomial tree over relative ranks 0..p-1 (relative = (rank - root) mod p). Node v's parent is
-// v with its lowest set bit cleared; its children are v + 1, v + 2, v + 4, ... below that bit.
-// Every subtree is a contiguous block of relative ranks, and children come in rank order, so
-// combining "own, then children in order" respects rank order (non-commutative operations).
 // A node's children, held inline: every collective builds a tree, and a heap list would cost
 // an allocation per call.
 template <std::size_t N>
@@ -29,6 +25,10 @@ class TreeChildren {
   std::size_t n_ = 0;
 };
 
+// Binomial tree over relative ranks 0..p-1 (relative = (rank - root) mod p). Node v's parent is
+// v with its lowest set bit cleared; its children are v + 1, v + 2, v + 4, ... below that bit.
+// Every subtree is a contiguous block of relative ranks, and children come in rank order, so
+// combining "own, then children in order" respects rank order (non-commutative operations).
 class BinomialTree {
  public:
   using Children = TreeChildren<31>;  // at most 31 for an int p
