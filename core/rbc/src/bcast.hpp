@@ -24,9 +24,8 @@ class Bcast : public Collective {
         buf_(buf),
         count_(count),
         type_(type),
-        tree_(CommAccess::size(comm), root, CommAccess::rank(comm),
-              bcast_radix(static_cast<long long>(TypeInfo(type).size) * count, CommAccess::size(comm))) {
-    one_at_a_time_ = static_cast<long long>(TypeInfo(type).size) * count >= kOneAtATimeBytes;
+        bytes_(static_cast<long long>(TypeInfo(type).size) * count),
+        tree_(CommAccess::size(comm), root, CommAccess::rank(comm), bcast_radix(bytes_, CommAccess::size(comm))) {
     sends_along_tree();
   }
 
@@ -42,7 +41,7 @@ class Bcast : public Collective {
     const auto& children = tree_.children();
     const std::size_t sent = static_cast<std::size_t>(state_ - 1);
     if (sent < children.size()) {
-      const std::size_t batch = one_at_a_time_ ? 1 : children.size() - sent;
+      const std::size_t batch = bytes_ >= kOneAtATimeBytes ? 1 : children.size() - sent;
       for (std::size_t i = sent; i < sent + batch; ++i) {
         send(buf_, count_, type_, tree_.absolute(children[children.size() - 1 - i]), kDown);
       }
@@ -55,8 +54,8 @@ class Bcast : public Collective {
   void* buf_;
   int count_;
   MPI_Datatype type_;
+  long long bytes_;  // the message's; declared before tree_, whose radix depends on it
   KnomialTree tree_;
-  bool one_at_a_time_ = false;
 };
 
 }  // namespace rbc::detail

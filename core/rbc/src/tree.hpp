@@ -67,7 +67,7 @@ class BinomialTree {
 // levels instead of four on 16 ranks at k = 4) at k - 1 sends per level and node.
 class KnomialTree {
  public:
-  using Children = TreeChildren<64>;  // (k - 1) per digit: 31 digits at k = 2, 16 at k = 4
+  using Children = TreeChildren<64>;  // (k - 1) per digit: 31 at k = 2, 48 at k = 4; k <= 6 fits
 
   KnomialTree(int p, int root, int rank, int radix) : p_(p), root_(root), v_((rank - root + p) % p) {
     long long digit = 1;
