@@ -30,9 +30,11 @@ struct DefaultInit : std::allocator<T> {
 using Bytes = std::vector<char, DefaultInit<char>>;
 
 // Large temporaries of collectives (partial results, children's contributions), kept for the
-// next collective: a fresh multi-megabyte allocation faults in every page again, which costs
-// more than the reduction itself. Holds at most kKept buffers of kMinBytes..kMaxBytes, and up to
-// kSmallKept of kSmallBytes (less than twice that) for small ones; sizes between are not kept.
+// next collective: a fresh allocation faults its pages in again once malloc has returned them
+// to the system (a multi-megabyte one always; from a few KiB on once the heap was trimmed),
+// which costs more than the reduction itself. Holds at most kKept buffers of
+// kMinBytes..kMaxBytes, and up to kSmallKept of kSmallBytes (less than twice that) for small
+// ones.
 class ScratchPool {
  public:
   Bytes take(std::size_t bytes) {
@@ -76,7 +78,7 @@ class ScratchPool {
   }
 
  private:
-  static constexpr std::size_t kMinBytes = 64 * 1024;
+  static constexpr std::size_t kMinBytes = 2 * 1024;
   static constexpr std::size_t kMaxBytes = std::size_t{64} << 20;
   static constexpr std::size_t kKept = 4;
   // Small temporaries (a short vector's partial results): every collective on a few elements

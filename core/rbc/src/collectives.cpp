@@ -1558,12 +1558,25 @@ class Gatherm final : public Collective {
         element_(TypeInfo(type).size),
         merge_(std::move(merge)),
         tree_(comm.size(), root, comm.rank()),
-        own_count_(sendcount) {
+        own_count_(sendcount),
+        block_(scratch().take(static_cast<std::size_t>(sendcount) * element_)) {
     block_.assign(static_cast<const char*>(sendbuf),
                   static_cast<const char*>(sendbuf) + static_cast<std::size_t>(sendcount) * element_);
   }
+  ~Gatherm() override { scratch().give(std::move(block_)); }
 
  private:
+  // Room for the subtree's elements behind this rank's own, from the pool (as AllgathermDoubling's).
+  void make_room(std::size_t bytes) {
+    if (block_.capacity() < bytes) {
+      detail::Bytes larger = scratch().take(bytes);
+      std::copy(block_.begin(), block_.end(), larger.begin());
+      scratch().give(std::move(block_));
+      block_ = std::move(larger);
+    }
+    block_.resize(bytes);
+  }
+
   void step() override {
     const auto& children = tree_.children();
     switch (state_++) {
@@ -1582,7 +1595,7 @@ class Gatherm final : public Collective {
           throw Error("gatherm: the root expects " + std::to_string(recvcount_) +
                       " elements but the ranks contribute " + std::to_string(subtree_count_));
         }
-        block_.resize(static_cast<std::size_t>(subtree_count_ * element_));
+        make_room(static_cast<std::size_t>(subtree_count_ * element_));
         std::int64_t offset = own_count_;
         for (std::size_t i = 0; i < children.size(); ++i) {
           receive(block_.data() + offset * element_, message_bytes("gatherm", child_counts_[i] * element_),
@@ -1616,7 +1629,7 @@ class Gatherm final : public Collective {
   std::int64_t own_count_;
   std::int64_t subtree_count_ = 0;
   std::vector<std::int64_t> child_counts_;
-  std::vector<char> block_;
+  detail::Bytes block_;
 };
 
 // Merging allgather on the butterfly (with its fold for p not a power of two): partners swap
@@ -1637,10 +1650,15 @@ class AllgathermDoubling final : public Collective {
         total_(total),
         element_(TypeInfo(type).size),
         merge_(std::move(merge)),
-        forward_(forwards(total * element_)) {
-    block_.reserve(static_cast<std::size_t>(total) * element_);
+        forward_(forwards(total * element_)),
+        block_(scratch().take(static_cast<std::size_t>(total) * element_)),
+        incoming_(scratch().take(static_cast<std::size_t>(total) * element_)) {
     block_.assign(static_cast<const char*>(sendbuf),
                   static_cast<const char*>(sendbuf) + static_cast<std::size_t>(sendcount) * element_);
+  }
+  ~AllgathermDoubling() override {
+    scratch().give(std::move(block_));
+    scratch().give(std::move(incoming_));
   }
 
   // Above this many bytes in all, a folding rank hands its neighbour its last round's two runs.
@@ -1773,8 +1791,11 @@ class AllgathermDoubling final : public Collective {
   bool forward_;  // above kForwardBytes: the folded-in rank merges the last round itself
   std::int64_t arrived_ = 0;
   std::size_t receive_slot_ = 0;
-  std::vector<char> block_;
-  std::vector<char> incoming_;
+  // Pooled (and never zeroed): a fresh block per call faulted its pages in again once the heap
+  // had been trimmed, which on 4 ranks sharing 2 cores made a merging allgather of 64 KiB in
+  // all 10x slower (docs/benchmarks.md, "Pages faulted in again").
+  detail::Bytes block_;
+  detail::Bytes incoming_;
   Butterfly fly_{comm().size(), comm().rank()};
   int partner_ = -1;
 };
