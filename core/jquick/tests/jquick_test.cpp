@@ -183,8 +183,16 @@ struct Totals {
   int cases = 0;
 };
 
+// Whether `choice` sorts a whole input of n elements of an exact order by one merging allgather
+// although n is above gather_elements: the RBC layer on one node, up to twice gather_elements.
+bool allgathers_whole(const LayerChoice& choice, long long n, int p, bool one_node) {
+  const long long limit = jquick::Config().gather_elements;
+  return choice.layer == jquick::Layer::rbc && one_node && p >= 3 && n > limit && n <= 2 * limit;
+}
+
 void run_grid(Checker& check, const Options& options, std::vector<Totals>& totals) {
   const int rank = check.rank(), p = check.size();
+  const bool one_node = rbc::RangeComm::from_mpi(MPI_COMM_WORLD).on_one_node();
   for (inputs::Distribution distribution : options.distributions) {
     for (std::uint64_t size : options.sizes) {
       inputs::Params params;
@@ -194,6 +202,8 @@ void run_grid(Checker& check, const Options& options, std::vector<Totals>& total
       params.n_per_pe = size;
       Context c(check, inputs::name(distribution), " n/p=", size);
       const std::vector<double> input = inputs::generate<double>(distribution, params);
+      long long mine = static_cast<long long>(input.size()), n = 0;
+      MPI_Allreduce(&mine, &n, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
       std::vector<double> reference;
       int reference_levels = -1;
       for (std::size_t l = 0; l < options.layers.size(); ++l) {
@@ -211,10 +221,15 @@ void run_grid(Checker& check, const Options& options, std::vector<Totals>& total
                     "phase times ", phases, " exceed the total ", stats.total);
         if (l == 0) {
           reference = data;
-          reference_levels = stats.levels;
         } else {
           check.check(same_bytes(reference, data), "output differs from layer ",
                       options.layers[0].name, " (same seed)");
+        }
+        if (allgathers_whole(choice, n, p, one_node)) {
+          check.equal(stats.levels, 0, "recursion levels of a whole input allgathered");
+        } else if (reference_levels < 0) {
+          reference_levels = stats.levels;
+        } else {
           check.equal(stats.levels, reference_levels, "recursion levels differ across layers");
         }
         if (options.repeat && l == 0) {
@@ -451,6 +466,46 @@ void run_special(Checker& check, const Options& options) {
       jquick::sort(y, item_type, world, ItemLess(), gathered);
       verify(check, items, x, ItemLess(), world);
       check.check(same_bytes(x, y), "equal keys: a second run differs");
+    }
+    MPI_Type_free(&item_type);
+  }
+  if (p >= 3) {
+    // On one node the RBC layer sorts a whole input of an exact order of up to twice
+    // gather_elements by one merging allgather: no distributed level. Past that, or for an
+    // order that is not exact, it recurses.
+    Context c(check, "whole input of up to twice gather_elements");
+    const bool one_node = rbc::RangeComm::from_mpi(world).on_one_node();
+    inputs::Params some = params;
+    some.n_per_pe = 40;
+    const std::vector<double> keys = inputs::generate<double>(inputs::Distribution::kUniform, some);
+    const std::vector<Item> items =
+        items_from(inputs::generate<std::uint64_t>(inputs::Distribution::kUniform, some), rank);
+    MPI_Datatype item_type;
+    MPI_Type_contiguous(sizeof(Item), MPI_BYTE, &item_type);
+    MPI_Type_commit(&item_type);
+    const std::int64_t n = 40 * static_cast<std::int64_t>(p);
+    for (const LayerChoice& choice : options.layers) {
+      Context cl(check, choice.name);
+      const bool rbc_node = choice.layer == jquick::Layer::rbc && one_node;
+      for (const std::int64_t limit : {n / 2, n / 2 - 1}) {
+        Context cg(check, "gather_elements=", limit);
+        jquick::Config config = config_for(choice, 29);
+        config.gather_elements = limit;
+        std::vector<double> a = keys;
+        const jquick::Stats exact = jquick::sort(a, MPI_DOUBLE, world, std::less<double>(), config);
+        verify(check, keys, a, std::less<double>(), world);
+        std::vector<Item> x = items;
+        const jquick::Stats inexact = jquick::sort(x, item_type, world, ItemLess(), config);
+        verify(check, items, x, ItemLess(), world);
+        int levels[2] = {exact.levels, inexact.levels}, most[2] = {0, 0};
+        MPI_Allreduce(levels, most, 2, MPI_INT, MPI_MAX, world);
+        if (rbc_node && limit == n / 2) {
+          check.equal(most[0], 0, "levels of std::less, one merging allgather");
+        } else {
+          check.check(most[0] > 0, "std::less took no distributed level");
+        }
+        check.check(most[1] > 0, "an order that is not exact took no distributed level");
+      }
     }
     MPI_Type_free(&item_type);
   }

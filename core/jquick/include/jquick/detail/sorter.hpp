@@ -174,7 +174,7 @@ class Sorter {
       root->last = p_ - 1;
       root->comm = layer_.root();
       root->first_level = true;
-      if (p_ >= 3 && is_small(n)) {
+      if (p_ >= 3 && whole_is_small(n)) {
         // One gathered base case over all PEs; its root decides for everyone whether the
         // comparator is broken, so no final agreement is needed.
         whole_small_ = true;
@@ -307,6 +307,21 @@ class Sorter {
   bool is_small(std::int64_t elements) const {
     return config_.gather_elements > 0 && elements <= config_.gather_elements &&
            elements * static_cast<std::int64_t>(sizeof(T)) < INT_MAX / 2;
+  }
+
+  // Whether the whole input of n elements on >= 3 PEs is one base case: at most
+  // gather_elements, or, where it is one merging allgather (an exact order on one node:
+  // allgathers), up to twice that. The allgather has no root that merges and sends everything;
+  // on one node a 4- to 16-PE input of 4096 to 8192 elements took 0.56-0.89x the time of a
+  // distributed level and its base cases in simulation, 0.62-0.87x on the 2-core VM
+  // (docs/benchmarks.md, "A whole input of twice gather_elements allgathered").
+  bool whole_is_small(std::int64_t n) const {
+    if (is_small(n)) return true;
+    if constexpr (!kExactOrder || !LayerT::kMergingAllgather) {
+      return false;
+    } else {
+      return is_small((n + 1) / 2) && layer_.within_node(layer_.root());
+    }
   }
 
   // One point-to-point shift of boundary elements (verify only) and one scan-and-broadcast of
