@@ -5,8 +5,10 @@
 # 8 KiB on 4, 8, 12 and 16 ranks, alternated in rounds: the bundle's rule (cur: 4-nomial below
 # 4 KiB on 8-16 ranks), the binomial tree everywhere (binomial), and a 4-nomial (k4wide) and an
 # 8-nomial tree (k8wide) below 8 KiB on every p >= 3; then the allgather's own copy after its
-# first round (cur) against during it (agoverlap) on 16, 8 and 2 ranks. build5.sh builds the
-# programs; the carry is results/bundle and results/ab; timeout_s about 480.
+# first round (cur) against during it (agoverlap) on 16, 8 and 2 ranks. Between the two, JQuick
+# allgathering a whole input on one node of up to twice gather_elements (cur, 20b1d5e) against
+# only up to gather_elements (whole1) where that differs, on 4, 8, 12 and 16 ranks. build5.sh builds the programs;
+# the carry is results/bundle and results/ab; timeout_s about 480.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PMIX_MCA_gds=hash
 O=${1:-/tmp/out}; W=/tmp/run5; mkdir -p "$O" "$W"
 B=results/bundle
@@ -17,7 +19,7 @@ L="mpirun --bind-to core --map-by core --mca btl self,vader --mca btl_vader_sing
 for r in 1 2 3; do
   for p in 16 8 12 4; do
     for v in cur binomial k4wide k8wide; do
-      (( SECONDS - start > 300 )) && break 3
+      (( SECONDS - start > 250 )) && break 3
       prog="$B/collectives_mpi"; [[ $v != cur ]] && prog=results/ab/$v/collectives_mpi
       for c in first split; do
         [[ $c == split && $p != 16 ]] && continue
@@ -28,11 +30,23 @@ for r in 1 2 3; do
   done
   echo "radix round $r at $((SECONDS - start)) s"
 done
+# JQuick: inputs of 4096 < n <= 8192 on one node allgathered whole (cur) or not (whole1).
+for r in 1 2 3; do
+  for p in 4 8 16 12; do
+    for v in cur whole1; do
+      (( SECONDS - start > 340 )) && break 3
+      prog="$B/sort_mpi"; [[ $v != cur ]] && prog=results/ab/$v/sort_mpi
+      timeout 30 $L -np $p "$prog" --nps=$((8192 / p)),$((4096 / p)),$((2 * 8192 / p)) --impls=jquick_rbc,hypercube_rbc \
+        --distributions=uniform --warmup=2 --reps=11 2>/dev/null | sed -n "s/^JANUS_BENCH {/{\"prog\":\"$v\",\"round\":$r,/p" >>"$W/sort-whole-ab.jsonl"
+    done
+  done
+  echo "sort round $r at $((SECONDS - start)) s"
+done
 # The allgather's own copy after the first round (cur, eaf02bb) against during it (agoverlap).
 for r in 1 2 3; do
   for p in 16 8 2; do
     for v in cur agoverlap; do
-      (( SECONDS - start > 430 )) && break 3
+      (( SECONDS - start > 420 )) && break 3
       prog="$B/collectives_mpi"; [[ $v != cur ]] && prog=results/ab/$v/collectives_mpi
       timeout 30 $L -np $p "$prog" --ops=allgather --sizes=8192,65536,262144,1048576 --impls=rbc,mpi \
         --warmup=2 --reps=11 2>/dev/null | sed -n "s/^JANUS_BENCH {/{\"prog\":\"$v\",\"round\":$r,/p" >>"$W/allgather-ab.jsonl"
