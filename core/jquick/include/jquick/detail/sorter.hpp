@@ -312,9 +312,9 @@ class Sorter {
   // Whether the whole input of n elements on >= 3 PEs is one base case: at most
   // gather_elements, or, where it is one merging allgather (an exact order on one node:
   // allgathers), up to twice that. The allgather has no root that merges and sends everything;
-  // on one node a 4- to 16-PE input of 4096 to 8192 elements took 0.56-0.89x the time of a
-  // distributed level and its base cases in simulation, 0.62-0.87x on the 2-core VM
-  // (docs/benchmarks.md, "A whole input of twice gather_elements allgathered").
+  // on one node an input of 4097 to 8192 elements on 3 to 16 PEs took 0.56-0.90x the time of a
+  // distributed level and its base cases in simulation, 0.45-0.98x on the 2-core VM
+  // (oversubscribed; docs/benchmarks.md, "A whole input of twice gather_elements allgathered").
   bool whole_is_small(std::int64_t n) const {
     if (is_small(n)) return true;
     if constexpr (!kExactOrder || !LayerT::kMergingAllgather) {
