@@ -184,9 +184,9 @@ struct Totals {
 };
 
 // Whether `choice` sorts a whole input of n elements of an exact order by one merging allgather
-// although n is above gather_elements: the RBC layer on one node, up to twice gather_elements.
-bool allgathers_whole(const LayerChoice& choice, long long n, int p, bool one_node) {
-  const long long limit = jquick::Config().gather_elements;
+// although n is above `limit` (gather_elements): the RBC layer on one node, up to twice that.
+bool allgathers_whole(const LayerChoice& choice, long long n, int p, bool one_node,
+                      long long limit = jquick::Config().gather_elements) {
   return choice.layer == jquick::Layer::rbc && one_node && p >= 3 && n > limit && n <= 2 * limit;
 }
 
@@ -486,7 +486,6 @@ void run_special(Checker& check, const Options& options) {
     const std::int64_t n = 40 * static_cast<std::int64_t>(p);
     for (const LayerChoice& choice : options.layers) {
       Context cl(check, choice.name);
-      const bool rbc_node = choice.layer == jquick::Layer::rbc && one_node;
       for (const std::int64_t limit : {n / 2, n / 2 - 1}) {
         Context cg(check, "gather_elements=", limit);
         jquick::Config config = config_for(choice, 29);
@@ -499,7 +498,7 @@ void run_special(Checker& check, const Options& options) {
         verify(check, items, x, ItemLess(), world);
         int levels[2] = {exact.levels, inexact.levels}, most[2] = {0, 0};
         MPI_Allreduce(levels, most, 2, MPI_INT, MPI_MAX, world);
-        if (rbc_node && limit == n / 2) {
+        if (allgathers_whole(choice, n, p, one_node, limit)) {
           check.equal(most[0], 0, "levels of std::less, one merging allgather");
         } else {
           check.check(most[0] > 0, "std::less took no distributed level");
