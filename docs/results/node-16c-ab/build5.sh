@@ -3,7 +3,8 @@
 # collectives_mpi with other broadcast radix rules and the allgather's old copy in
 # results/ab/<variant>, the source put back after each, and sort_mpi allgathering a whole
 # input only up to gather_elements, as before 20b1d5e (whole1). Run from the repository root
-# with a clean core/rbc/src/bcast.hpp, collectives.cpp and core/jquick/include/jquick/detail/sorter.hpp.
+# with a clean core/rbc/src/bcast.hpp, core/rbc/src/collectives.cpp and
+# core/jquick/include/jquick/detail/sorter.hpp.
 set -euo pipefail
 ./janus bundle results/bundle
 bin="$(bazel info -c opt bazel-bin)"

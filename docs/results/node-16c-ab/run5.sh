@@ -7,8 +7,8 @@
 # 8-nomial tree (k8wide) below 8 KiB on every p >= 3; then the allgather's own copy after its
 # first round (cur) against during it (agoverlap) on 16, 8 and 2 ranks. Between the two, JQuick
 # allgathering a whole input on one node of up to twice gather_elements (cur, 20b1d5e) against
-# only up to gather_elements (whole1) where that differs, on 4, 8, 12 and 16 ranks. build5.sh builds the programs;
-# the carry is results/bundle and results/ab; timeout_s about 480.
+# only up to gather_elements (whole1) where that differs, on 4, 8, 12 and 16 ranks. build5.sh
+# builds the programs; the carry is results/bundle and results/ab; timeout_s about 480.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PMIX_MCA_gds=hash
 O=${1:-/tmp/out}; W=/tmp/run5; mkdir -p "$O" "$W"
 B=results/bundle
