@@ -8,5 +8,6 @@
 #include "rbc/point_to_point.hpp"
 #include "rbc/range.hpp"
 #include "rbc/request.hpp"
+#include "rbc/scratch.hpp"
 #include "rbc/status.hpp"
 #include "rbc/typed.hpp"
