@@ -183,11 +183,16 @@ struct Totals {
   int cases = 0;
 };
 
+// How many times gather_elements a whole input allgathered on p PEs may hold.
+long long whole_factor(int p) { return p == 4 || p == 8 ? 4 : 2; }
+
 // Whether `choice` sorts a whole input of n elements of an exact order by one merging allgather
-// although n is above `limit` (gather_elements): the RBC layer on one node, up to twice that.
+// although n is above `limit` (gather_elements): the RBC layer on one node, up to twice that
+// (four times on 4 or 8 PEs).
 bool allgathers_whole(const LayerChoice& choice, long long n, int p, bool one_node,
                       long long limit = jquick::Config().gather_elements) {
-  return choice.layer == jquick::Layer::rbc && one_node && p >= 3 && n > limit && n <= 2 * limit;
+  return choice.layer == jquick::Layer::rbc && one_node && p >= 3 && n > limit &&
+         n <= whole_factor(p) * limit;
 }
 
 void run_grid(Checker& check, const Options& options, std::vector<Totals>& totals) {
@@ -415,10 +420,11 @@ void run_special(Checker& check, const Options& options) {
          {inputs::Distribution::kUniform, inputs::Distribution::kZero}) {
       Context cd(check, inputs::name(distribution));
       inputs::Params large = params;
-      large.n_per_pe = 2000;
+      large.n_per_pe = 2100;  // on 8 PEs more than a whole input allgathered on one node
       const std::vector<double> input = inputs::generate<double>(distribution, large);
       for (const LayerChoice& choice : options.layers) {
         Context cl(check, choice.name);
+        check.check(!allgathers_whole(choice, 2100LL * p, p, true), "the input is allgathered whole");
         std::vector<double> data = input;
         const jquick::Stats stats =
             jquick::sort(data, MPI_DOUBLE, world, std::less<double>(), config_for(choice, 13));
@@ -471,9 +477,9 @@ void run_special(Checker& check, const Options& options) {
   }
   if (p >= 3) {
     // On one node the RBC layer sorts a whole input of an exact order of up to twice
-    // gather_elements by one merging allgather: no distributed level. Past that, or for an
-    // order that is not exact, it recurses.
-    Context c(check, "whole input of up to twice gather_elements");
+    // gather_elements (four times on 4 or 8 PEs) by one merging allgather: no distributed
+    // level. Past that, or for an order that is not exact, it recurses.
+    Context c(check, "whole input of up to ", whole_factor(p), " times gather_elements");
     const bool one_node = rbc::RangeComm::from_mpi(world).on_one_node();
     inputs::Params some = params;
     some.n_per_pe = 40;
@@ -486,7 +492,8 @@ void run_special(Checker& check, const Options& options) {
     const std::int64_t n = 40 * static_cast<std::int64_t>(p);
     for (const LayerChoice& choice : options.layers) {
       Context cl(check, choice.name);
-      for (const std::int64_t limit : {n / 2, n / 2 - 1}) {
+      const std::int64_t most_allgathered = n / whole_factor(p);  // n: a multiple of 40 p
+      for (const std::int64_t limit : {most_allgathered, most_allgathered - 1}) {
         Context cg(check, "gather_elements=", limit);
         jquick::Config config = config_for(choice, 29);
         config.gather_elements = limit;

@@ -129,6 +129,8 @@ class RbcLayer {
   RbcLayer(const RbcLayer&) = delete;
   RbcLayer& operator=(const RbcLayer&) = delete;
   const Comm& root() const { return root_; }
+  // Where a sort's buffers borrow their memory (detail::Buffer).
+  const rbc::RangeComm* scratch_home() const { return &root_; }
   static int rank(const Comm& comm) { return comm.rank(); }
   static int size(const Comm& comm) { return comm.size(); }
 
@@ -196,6 +198,7 @@ class MpiLayer {
   MpiLayer& operator=(const MpiLayer&) = delete;
 
   const Comm& root() const { return root_; }
+  const rbc::RangeComm* scratch_home() const { return nullptr; }  // plain vectors
   static int rank(const Comm& comm) { return comm.rank; }
   static int size(const Comm& comm) { return comm.size; }
 

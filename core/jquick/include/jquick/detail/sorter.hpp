@@ -49,6 +49,7 @@
 
 #include "cost/charge.hpp"
 #include "jquick/config.hpp"
+#include "jquick/detail/buffer.hpp"
 #include "jquick/detail/layers.hpp"
 #include "jquick/detail/layout.hpp"
 #include "jquick/detail/random.hpp"
@@ -120,7 +121,8 @@ class Sorter {
         less_(localsort::make_safe_less<T>(std::move(less), &fault_)),
         config_(config),
         stats_(stats),
-        clock_(stats) {
+        clock_(stats),
+        merged_(layer.scratch_home()) {
     rank_ = LayerT::rank(layer_.root());
     p_ = LayerT::size(layer_.root());
   }
@@ -207,7 +209,7 @@ class Sorter {
     data.swap(work_);
     std::vector<T>().swap(work_);
     std::vector<T>().swap(scratch_);
-    std::vector<T>().swap(merged_);
+    merged_.release();
     std::vector<Sample>().swap(merged_samples_);
     // p >= 3: a group that found the comparator broken must tell every PE, and so must a PE
     // whose comparator threw (a comparator that may throw costs this agreement where none would
@@ -311,16 +313,21 @@ class Sorter {
 
   // Whether the whole input of n elements on >= 3 PEs is one base case: at most
   // gather_elements, or, where it is one merging allgather (an exact order on one node:
-  // allgathers), up to twice that. The allgather has no root that merges and sends everything;
-  // on one node an input of 4097 to 8192 elements on 3 to 16 PEs took 0.56-0.90x the time of a
-  // distributed level and its base cases in simulation, 0.45-0.98x on the 2-core VM
-  // (oversubscribed; docs/benchmarks.md, "A whole input of twice gather_elements allgathered").
+  // allgathers), up to twice that, and four times that on 4 or 8 PEs. The allgather has no root
+  // that merges and sends everything; on one node an input of 4097 to 8192 elements on 3 to 16
+  // PEs took 0.56-0.90x the time of a distributed level and its base cases in simulation,
+  // 0.45-0.98x on the 2-core VM (oversubscribed). Its two or three rounds also beat the two
+  // levels (and their pair base cases) of up to four times that on 4 or 8 PEs; on 16 PEs, four
+  // rounds carrying fifteen sixteenths of the input no longer do (docs/benchmarks.md, "A whole
+  // input of twice gather_elements allgathered" and "... four times ... on 4 or 8 PEs").
   bool whole_is_small(std::int64_t n) const {
     if (is_small(n)) return true;
     if constexpr (!kExactOrder || !LayerT::kMergingAllgather) {
       return false;
     } else {
-      return is_small((n + 1) / 2) && layer_.within_node(layer_.root());
+      if (!layer_.within_node(layer_.root())) return false;
+      const std::int64_t share = p_ == 4 || p_ == 8 ? (n + 3) / 4 : (n + 1) / 2;
+      return is_small(share);
     }
   }
 
@@ -581,8 +588,9 @@ class Sorter {
   // rbc::merger_for does the same with std::inplace_merge, which allocates a buffer per call and
   // is about four times slower on doubles (docs/benchmarks.md, "A gathered base case of keys
   // alone").
-  template <class E, class ELess>
-  static rbc::Merger buffered_merger(std::vector<E>& buffer, ELess less) {
+  template <class Buf, class ELess>
+  static rbc::Merger buffered_merger(Buf& buffer, ELess less) {
+    using E = std::remove_pointer_t<decltype(buffer.data())>;
     return [&buffer, less](void* first, void* middle, void* last) {
       E* a = static_cast<E*>(first);
       E* b = static_cast<E*>(middle);
@@ -595,8 +603,8 @@ class Sorter {
 
   // Merges a[0, na) and b[0, nb) into `buffer` and copies the result to `out`, which may overlap
   // the runs; charged as a merge and a copy.
-  template <class E, class ELess>
-  static void merge_through(std::vector<E>& buffer, const E* a, std::size_t na, const E* b, std::size_t nb, E* out,
+  template <class Buf, class E, class ELess>
+  static void merge_through(Buf& buffer, const E* a, std::size_t na, const E* b, std::size_t nb, E* out,
                             ELess less) {
     const std::size_t count = na + nb;
     if (buffer.size() < count) buffer.resize(count);
@@ -1345,7 +1353,7 @@ class Sorter {
     bool first_level = false;  // the whole input: input layout, the root communicator
     std::int64_t t0 = 0, t1 = 0;
     std::vector<T> keys;      // this member's, sorted
-    std::vector<T> gathered;  // the root: everyone's
+    Buffer<T> gathered;  // the root: everyone's (the allgather: every member's)
     int first = 0;  // the root rank of group rank 0
     int size = 0;   // of the group
     int rank = 0;   // in the group
@@ -1388,6 +1396,7 @@ class Sorter {
     small.size = LayerT::size(small.comm);
     small.first = rank_ - small.rank;
     if (allgathers(small, total)) {
+      small.gathered = Buffer<T>(layer_.scratch_home());
       small.gathered.resize(static_cast<std::size_t>(total));
       Small* s = &small;
       // The last merge may stop at this PE's share.
@@ -1398,7 +1407,7 @@ class Sorter {
                                                                         total * static_cast<std::int64_t>(sizeof(T)))),
                              [this, s] {
                                copy_share(*s, s->gathered.data() + (s->t0 - s->gb));
-                               std::vector<T>().swap(s->gathered);
+                               s->gathered.release();
                              },
                              small.first_level);
       return;
@@ -1410,6 +1419,7 @@ class Sorter {
                               member_start(small, small.rank);
     const bool root = small.rank == 0;
     if (!root) small.bytes.resize(static_cast<std::size_t>(keys) * sizeof(T) + 1);
+    small.gathered = Buffer<T>(layer_.scratch_home());
     small.gathered.resize(root ? static_cast<std::size_t>(total) : 0);
     Small* s = &small;
     layer_.gather_merge(pool, small.comm, small.keys.data(), static_cast<int>(m),
@@ -1528,7 +1538,7 @@ class Sorter {
   std::int64_t input_start_ = 0;
   std::vector<T> work_;
   std::vector<T> scratch_;
-  std::vector<T> merged_;               // key_merger's output
+  Buffer<T> merged_;                    // key_merger's output
   std::vector<Sample> merged_samples_;  // sample_merger's output
   std::vector<Child> base_cases_;
   std::vector<std::unique_ptr<Small>> smalls_;
