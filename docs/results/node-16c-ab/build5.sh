@@ -2,7 +2,8 @@
 # Builds run5.sh's programs here (needs Bazel): ./janus bundle results/bundle from HEAD, then
 # collectives_mpi with other broadcast radix rules and the allgather's old copy in
 # results/ab/<variant>, the source put back after each, and sort_mpi allgathering a whole
-# input only up to gather_elements, as before 20b1d5e (whole1). Run from the repository root
+# input only up to gather_elements, as before 20b1d5e (whole1), or up to twice that on 4 or 8
+# PEs as well, as at 20b1d5e (whole2). Run from the repository root
 # with a clean core/rbc/src/bcast.hpp, core/rbc/src/collectives.cpp and
 # core/jquick/include/jquick/detail/sorter.hpp.
 set -euo pipefail
@@ -31,4 +32,8 @@ variant agoverlap core/rbc/src/collectives.cpp \
 # JQuick as before 20b1d5e: a whole input allgathered only up to gather_elements (whole1).
 variant whole1 core/jquick/include/jquick/detail/sorter.hpp \
   'if (p_ >= 3 \&\& whole_is_small(n)) {' 'if (p_ >= 3 \&\& is_small(n)) {' sort_mpi
+# JQuick as at 20b1d5e: up to twice gather_elements on any p, not four times on 4 or 8 (whole2).
+variant whole2 core/jquick/include/jquick/detail/sorter.hpp \
+  'const std::int64_t share = p_ == 4 || p_ == 8 ? (n + 3) \/ 4 : (n + 1) \/ 2;' \
+  'const std::int64_t share = (n + 1) \/ 2;' sort_mpi
 bazel build -c opt //bench:collectives_mpi //bench:sort_mpi

@@ -6,8 +6,9 @@
 # 4 KiB on 8-16 ranks), the binomial tree everywhere (binomial), and a 4-nomial (k4wide) and an
 # 8-nomial tree (k8wide) below 8 KiB on every p >= 3; then the allgather's own copy after its
 # first round (cur) against during it (agoverlap) on 16, 8 and 2 ranks. Between the two, JQuick
-# allgathering a whole input on one node of up to twice gather_elements (cur, 20b1d5e) against
-# only up to gather_elements (whole1) where that differs, on 4, 8, 12 and 16 ranks. build5.sh
+# allgathering a whole input on one node of up to twice gather_elements, four times on 4 or 8
+# PEs (cur, c479963), against only up to gather_elements (whole1) and up to twice that on every
+# p (whole2, 20b1d5e), where that differs, on 4, 8, 12 and 16 ranks. build5.sh
 # builds the programs; the carry is results/bundle and results/ab; timeout_s about 480.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PMIX_MCA_gds=hash
 O=${1:-/tmp/out}; W=/tmp/run5; mkdir -p "$O" "$W"
@@ -30,10 +31,11 @@ for r in 1 2 3; do
   done
   echo "radix round $r at $((SECONDS - start)) s"
 done
-# JQuick: inputs of 4096 < n <= 8192 on one node allgathered whole (cur) or not (whole1).
+# JQuick: inputs of 4096 < n <= 16384 on one node allgathered whole (cur) or not (whole1, and
+# whole2 from 8192 on).
 for r in 1 2 3; do
   for p in 4 8 16 12; do
-    for v in cur whole1; do
+    for v in cur whole1 whole2; do
       (( SECONDS - start > 340 )) && break 3
       prog="$B/sort_mpi"; [[ $v != cur ]] && prog=results/ab/$v/sort_mpi
       timeout 30 $L -np $p "$prog" --nps=$((8192 / p)),$((4096 / p)),$((2 * 8192 / p)) --impls=jquick_rbc,hypercube_rbc \
