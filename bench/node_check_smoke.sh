@@ -45,6 +45,23 @@ done
 if bench/node_check --programs "$work/bundle" --out "$work/steps" --steps sorts 2>/dev/null; then
   fail "--steps sorts (no such step) was accepted"
 fi
+# A rerun with the same bundle appends; records of another build in --out are refused, not
+# summarised with the new ones.
+bench/node_check --programs "$work/bundle" --out "$work/steps" --np 2 --rounds 1 --steps sort --quick >/dev/null
+python3 - "$work/steps/sort.jsonl" "$work/mixed.jsonl" <<'PY' || fail "rerun of --steps sort"
+import json, sys
+records = [json.loads(l) for l in open(sys.argv[1])]
+assert len({r["rev"] for r in records}) == 1 and len(records) % 2 == 0, len(records)
+records[0]["rev"] = "0123456789ab"
+open(sys.argv[2], "w").write(json.dumps(records[0]) + "\n")
+PY
+mkdir "$work/mixed" && mv "$work/mixed.jsonl" "$work/mixed/sort.jsonl"
+if bench/node_check --programs "$work/bundle" --out "$work/mixed" --np 2 --rounds 1 --steps sort --quick \
+  >/dev/null 2>"$work/mixed.err"; then
+  fail "records of another build in --out were accepted"
+fi
+grep -q 'rev 0123456789ab' "$work/mixed.err" || fail "the refusal does not name the other rev: $(cat "$work/mixed.err")"
+[[ $(wc -l <"$work/mixed/sort.jsonl") -eq 1 ]] || fail "the refused run wrote records"
 
 ./janus calibrate --refit "$node/calibration-measured.json" -o "$work/profile.json"
 python3 - "$work/profile.json" <<'PY' || fail "refitted profile"
