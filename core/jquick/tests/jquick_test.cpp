@@ -424,7 +424,8 @@ void run_special(Checker& check, const Options& options) {
       const std::vector<double> input = inputs::generate<double>(distribution, large);
       for (const LayerChoice& choice : options.layers) {
         Context cl(check, choice.name);
-        check.check(!allgathers_whole(choice, 2100LL * p, p, true), "the input is allgathered whole");
+        check.check(!allgathers_whole(choice, static_cast<long long>(large.n_per_pe) * p, p, true),
+                    "the input is allgathered whole");
         std::vector<double> data = input;
         const jquick::Stats stats =
             jquick::sort(data, MPI_DOUBLE, world, std::less<double>(), config_for(choice, 13));

@@ -34,6 +34,5 @@ variant whole1 core/jquick/include/jquick/detail/sorter.hpp \
   'if (p_ >= 3 \&\& whole_is_small(n)) {' 'if (p_ >= 3 \&\& is_small(n)) {' sort_mpi
 # JQuick as at 20b1d5e: up to twice gather_elements on any p, not four times on 4 or 8 (whole2).
 variant whole2 core/jquick/include/jquick/detail/sorter.hpp \
-  'const std::int64_t share = p_ == 4 || p_ == 8 ? (n + 3) \/ 4 : (n + 1) \/ 2;' \
-  'const std::int64_t share = (n + 1) \/ 2;' sort_mpi
+  'const std::int64_t factor = p_ == 4 || p_ == 8 ? 4 : 2;' 'const std::int64_t factor = 2;' sort_mpi
 bazel build -c opt //bench:collectives_mpi //bench:sort_mpi

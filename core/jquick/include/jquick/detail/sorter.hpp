@@ -326,8 +326,8 @@ class Sorter {
       return false;
     } else {
       if (!layer_.within_node(layer_.root())) return false;
-      const std::int64_t share = p_ == 4 || p_ == 8 ? (n + 3) / 4 : (n + 1) / 2;
-      return is_small(share);
+      const std::int64_t factor = p_ == 4 || p_ == 8 ? 4 : 2;
+      return is_small((n + factor - 1) / factor);
     }
   }
 
@@ -1395,8 +1395,8 @@ class Sorter {
     small.rank = LayerT::rank(small.comm);
     small.size = LayerT::size(small.comm);
     small.first = rank_ - small.rank;
+    small.gathered = Buffer<T>(layer_.scratch_home());
     if (allgathers(small, total)) {
-      small.gathered = Buffer<T>(layer_.scratch_home());
       small.gathered.resize(static_cast<std::size_t>(total));
       Small* s = &small;
       // The last merge may stop at this PE's share.
@@ -1419,7 +1419,6 @@ class Sorter {
                               member_start(small, small.rank);
     const bool root = small.rank == 0;
     if (!root) small.bytes.resize(static_cast<std::size_t>(keys) * sizeof(T) + 1);
-    small.gathered = Buffer<T>(layer_.scratch_home());
     small.gathered.resize(root ? static_cast<std::size_t>(total) : 0);
     Small* s = &small;
     layer_.gather_merge(pool, small.comm, small.keys.data(), static_cast<int>(m),
