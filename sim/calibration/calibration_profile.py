@@ -116,7 +116,7 @@ def validate(profile, where="profile"):
         if name not in params:
             raise ProfileError(f"{where}: missing parameter '{name}'")
     for name, entry in params.items():
-        if not isinstance(entry, dict) or "value" not in entry or "source" not in entry:
+        if not isinstance(entry, dict) or "value" not in entry or not str(entry.get("source") or "").strip():
             raise ProfileError(f"{where}: parameter '{name}' needs a value and a source")
         v = entry["value"]
         if name.startswith("compute_") and name[len("compute_"):] not in KERNELS:

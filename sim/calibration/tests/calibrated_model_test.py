@@ -233,6 +233,9 @@ class ProfileChecks(unittest.TestCase):
     def test_parameter_without_source_is_refused(self):
         self.refused(lambda p: p["parameters"]["node_bw"].pop("source"), "value and a source")
 
+    def test_parameter_with_empty_source_is_refused(self):
+        self.refused(lambda p: p["parameters"]["node_bw"].update(source="  "), "value and a source")
+
     def test_negative_wtime_is_refused(self):
         self.refused(lambda p: p["parameters"].update(wtime={"value": -1e-8, "source": "x"}), "wtime")
 

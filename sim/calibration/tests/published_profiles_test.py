@@ -29,13 +29,10 @@ class PublishedProfiles(unittest.TestCase):
                 self.assertEqual(committed(built["name"]), built,
                                  "run python3 sim/calibration/published_profiles.py and commit profiles/")
 
-    def test_profiles_are_valid_and_every_value_has_a_source(self):
+    def test_profiles_are_valid(self):
         for name in ("supermuc", "juqueen"):
-            profile = committed(name)
-            cp.validate(profile, name)
-            for key, param in profile["parameters"].items():
-                with self.subTest(profile=name, parameter=key):
-                    self.assertTrue(param["source"].strip())
+            with self.subTest(profile=name):
+                cp.validate(committed(name), name)
 
     def test_overheads_have_no_step_the_measured_node_does_not_show(self):
         # Below the rendezvous limit a call's cost grows with its bytes; the old profiles jumped
@@ -44,11 +41,11 @@ class PublishedProfiles(unittest.TestCase):
             for key in ("os", "or", "ois"):
                 segments = committed(name)["parameters"][key]["value"]
                 with self.subTest(profile=name, parameter=key):
-                    for (start, c, slope), (nxt, c_next, _) in zip(segments, segments[1:]):
+                    for (nxt, _, _) in segments[1:]:
                         if nxt >= cp.DETACHED_LIMIT:
                             break
-                        end_of_segment = c + slope * (nxt - start)
-                        self.assertLess(c_next, 2 * end_of_segment, f"a step at {nxt} B")
+                        before, at = cp.piecewise_at(segments, nxt - 1), cp.piecewise_at(segments, nxt)
+                        self.assertLess(at, 2 * before, f"a step at {nxt} B")
 
 
 if __name__ == "__main__":
