@@ -16,13 +16,13 @@ Stats max_stats(const Stats& local, MPI_Comm comm) {
   double times[8] = {local.total,    local.pivot_selection,       local.partition,
                      local.exchange_calculation, local.exchange, local.communicator_creation,
                      local.base_cases, local.local_sort};
-  long long counts[7] = {local.levels,        local.janus_levels,      local.retries,
+  long long counts[8] = {local.levels,        local.janus_levels,      local.retries,
                          local.messages_sent, local.messages_received, local.bytes_copied,
-                         local.inherited_pivots};
+                         local.inherited_pivots, local.split_gathers};
   double max_times[8];
-  long long max_counts[7];
+  long long max_counts[8];
   detail::check_mpi(MPI_Allreduce(times, max_times, 8, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce");
-  detail::check_mpi(MPI_Allreduce(counts, max_counts, 7, MPI_LONG_LONG, MPI_MAX, comm), "MPI_Allreduce");
+  detail::check_mpi(MPI_Allreduce(counts, max_counts, 8, MPI_LONG_LONG, MPI_MAX, comm), "MPI_Allreduce");
   Stats result;
   result.total = max_times[0];
   result.pivot_selection = max_times[1];
@@ -39,6 +39,7 @@ Stats max_stats(const Stats& local, MPI_Comm comm) {
   result.messages_received = max_counts[4];
   result.bytes_copied = max_counts[5];
   result.inherited_pivots = static_cast<int>(max_counts[6]);
+  result.split_gathers = static_cast<int>(max_counts[7]);
   return result;
 }
 
@@ -70,10 +71,10 @@ std::string describe(const Stats& s) {
   std::snprintf(line, sizeof line,
                 "total %.6f s | pivot %.6f | partition %.6f | exchange calc %.6f | exchange %.6f "
                 "| comm creation %.6f | base cases %.6f | local sort %.6f | levels %d (janus %d, "
-                "retries %d, inherited pivots %d) | messages %lld sent %lld received | %lld bytes copied",
+                "retries %d, inherited pivots %d, split gathers %d) | messages %lld sent %lld received | %lld bytes copied",
                 s.total, s.pivot_selection, s.partition, s.exchange_calculation, s.exchange,
                 s.communicator_creation, s.base_cases, s.local_sort, s.levels, s.janus_levels,
-                s.retries, s.inherited_pivots, s.messages_sent, s.messages_received, s.bytes_copied);
+                s.retries, s.inherited_pivots, s.split_gathers, s.messages_sent, s.messages_received, s.bytes_copied);
   return line;
 }
 

@@ -438,6 +438,43 @@ void run_special(Checker& check, const Options& options) {
       }
     }
   }
+  if (p >= 5) {
+    // On RBC a gathered base case of an exact order on >= 3 PEs gathers to two roots, which
+    // swap their runs and each merge the share of its part. Its output must be a sorted
+    // permutation, signed zeros included (equivalent keys that differ), the same in a second
+    // run, and some of these limits must take that path.
+    Context c(check, "gathered base case cut between two roots");
+    inputs::Params some = params;
+    some.n_per_pe = 200;
+    std::vector<double> input = inputs::generate<double>(inputs::Distribution::kUniform, some);
+    for (std::size_t i = 0; i < input.size(); i += 3) {
+      input[i] = (i / 3 + static_cast<std::size_t>(rank)) % 2 ? -0.0 : 0.0;
+    }
+    const std::int64_t n = 200 * static_cast<std::int64_t>(p);
+    int cut = 0;
+    bool rbc_layer = false;
+    for (const LayerChoice& choice : options.layers) {
+      Context cl(check, choice.name);
+      for (const std::int64_t limit : {n / 2 - 1, n / 3, n / 4 - 1, n / 5, n / 6, n / 8, n / 12}) {
+        Context cg(check, "gather_elements=", limit);
+        for (const std::uint64_t seed : {31, 32}) {
+          jquick::Config config = config_for(choice, seed);
+          config.gather_elements = limit;
+          std::vector<double> a = input, b = input;
+          const jquick::Stats stats = jquick::sort(a, MPI_DOUBLE, world, std::less<double>(), config);
+          jquick::sort(b, MPI_DOUBLE, world, std::less<double>(), config);
+          verify(check, input, a, std::less<double>(), world);
+          check.check(same_bytes(a, b), "a second run differs");
+          if (choice.layer != jquick::Layer::rbc) continue;
+          rbc_layer = true;
+          int most = 0;
+          MPI_Allreduce(&stats.split_gathers, &most, 1, MPI_INT, MPI_MAX, world);
+          cut += most;
+        }
+      }
+    }
+    if (rbc_layer) check.check(cut > 0, "no gathered base case was cut between two roots");
+  }
   {
     // A gathered base case sends keys only and merges the members' runs stably in rank order:
     // equivalent keys that differ (-0.0 and +0.0; equal keys with different payloads) must

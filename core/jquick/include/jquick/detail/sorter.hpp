@@ -1327,6 +1327,7 @@ class Sorter {
     while (!pool.empty()) pool.progress();
     for (Pair& pair : pairs) merge_pair(pair);
     for (auto& small : smalls_) {
+      if (small->split()) layer_.release(small->part);
       if (!small->first_level) layer_.release(small->comm);
     }
     smalls_.clear();
@@ -1344,7 +1345,7 @@ class Sorter {
   // (comp(x, x) true for some element: the root checks every one) travels as one more byte
   // where it is set. One PE decides the order, so even a comparator that is not a strict weak
   // order yields a permutation, and all members learn the same flag. An exact order may take a
-  // merging allgather instead (allgathers).
+  // merging allgather instead (allgathers), or gather to two roots (gather_cut).
   static constexpr int kScatterTag = kTagBase + 4;
 
   struct Small {
@@ -1358,13 +1359,22 @@ class Sorter {
     int size = 0;   // of the group
     int rank = 0;   // in the group
     int span = 0;   // this member's subtree: group ranks [rank, rank + span)
+    // The part of the group whose tree this member is in: group ranks [part_begin, part_end),
+    // the whole group unless the gather is cut between two roots (gather_cut).
+    int part_begin = 0, part_end = 0;
+    Comm part;  // a split gather's part
     std::vector<unsigned char> bytes;  // the subtree's keys, then room for the flag
     unsigned char flag = 0;
     std::vector<std::vector<unsigned char>> staged;  // outgoing blocks with the flag appended
+    std::vector<T> other;  // a split gather's root: the other part's keys, then the flag's byte
+    std::vector<T> window;  // a split gather's root: its part's keys, merged from both parts
 
-    // The subtree's keys: everyone's at the root, what the parent sent elsewhere.
+    bool part_root() const { return rank == part_begin; }
+    bool split() const { return part_end - part_begin < size; }
+    // The subtree's keys: a part root's own, what the parent sent elsewhere.
     const unsigned char* block() const {
-      return rank == 0 ? reinterpret_cast<const unsigned char*>(gathered.data()) : bytes.data();
+      if (!part_root()) return bytes.data();
+      return reinterpret_cast<const unsigned char*>(split() ? window.data() : gathered.data());
     }
   };
 
@@ -1395,6 +1405,8 @@ class Sorter {
     small.rank = LayerT::rank(small.comm);
     small.size = LayerT::size(small.comm);
     small.first = rank_ - small.rank;
+    small.part_begin = 0;
+    small.part_end = small.size;
     small.gathered = Buffer<T>(layer_.scratch_home());
     if (allgathers(small, total)) {
       small.gathered.resize(static_cast<std::size_t>(total));
@@ -1414,16 +1426,29 @@ class Sorter {
     }
     int top = 1;
     while (top < small.size) top *= 2;
-    small.span = small.rank == 0 ? top : (small.rank & -small.rank);
-    const std::int64_t keys = member_start(small, std::min(small.rank + small.span, small.size)) -
+    const int cut = gather_cut(small);
+    const bool split = cut > 0;
+    if (split) {
+      const bool upper = small.rank >= cut;
+      small.part_begin = upper ? cut : 0;
+      small.part_end = upper ? small.size : cut;
+      small.part = layer_.create_child(small.comm, small.part_begin, small.part_end - 1, true, upper ? 1 : 0);
+      ++stats_.split_gathers;
+      top = 1;
+      while (top < small.part_end - small.part_begin) top *= 2;
+    }
+    const int local = small.rank - small.part_begin;
+    small.span = local == 0 ? top : (local & -local);
+    const std::int64_t keys = member_start(small, std::min(small.rank + small.span, small.part_end)) -
                               member_start(small, small.rank);
-    const bool root = small.rank == 0;
+    const bool root = small.part_root();
+    const std::int64_t part_total = member_start(small, small.part_end) - member_start(small, small.part_begin);
     if (!root) small.bytes.resize(static_cast<std::size_t>(keys) * sizeof(T) + 1);
-    small.gathered.resize(root ? static_cast<std::size_t>(total) : 0);
+    small.gathered.resize(root ? static_cast<std::size_t>(part_total) : 0);
     Small* s = &small;
-    layer_.gather_merge(pool, small.comm, small.keys.data(), static_cast<int>(m),
-                        small.gathered.data(), static_cast<int>(total), type_, key_merger(),
-                        [this, s, root, &pool] {
+    layer_.gather_merge(pool, split ? small.part : small.comm, small.keys.data(), static_cast<int>(m),
+                        small.gathered.data(), static_cast<int>(part_total), type_, key_merger(),
+                        [this, s, root, split, &pool] {
                           // Every member starts the scatter only now: the MPI layer's gather
                           // is two collectives, and all members must call them in one order.
                           if (!root) {
@@ -1434,9 +1459,77 @@ class Sorter {
                             if (less_(x, x)) s->flag = 1;
                           }
                           cost::charge(cost::Kernel::copy, s->gathered.size());  // as fast as a copy
-                          forward_small(pool, *s);
+                          if (split) {
+                            exchange_parts(pool, *s);
+                          } else {
+                            forward_small(pool, *s);
+                          }
                         },
                         small.first_level);
+  }
+
+  // Where a gathered base case of `small` (>= 3 PEs) is cut between two roots (0: it is not):
+  // group ranks [0, cut) gather to rank 0, the others to rank cut. The two roots swap their runs
+  // in one exchange and each merges the share of its own part, where one root would receive the
+  // upper part's run, merge everything and send the upper part's share back: one transfer of
+  // half the keys each way at once instead of two in a row, and two merges of half the keys in
+  // parallel instead of one of all. Both roots must cut the merged order at the same place, so
+  // only for an exact order (every PE compares alike), and only where a part is a cheap
+  // communicator (RBC).
+  int gather_cut(const Small& small) const {
+    if constexpr (!kExactOrder || !LayerT::kMergingAllgather) {
+      (void)small;
+      return 0;
+    } else {
+      return small.size / 2;
+    }
+  }
+
+  // A split gather's roots swap their parts' runs (the flag of comp(x, x) as one more byte where
+  // set), each merges its part's share of both and scatters it down its part's tree. The merges
+  // cut both runs at the lower part's size, found by co-ranking: the same cut on both roots.
+  static constexpr int kPartsTag = kTagBase + 5;
+  void exchange_parts(Pool& pool, Small& small) {
+    const bool lower = small.part_begin == 0;
+    const int partner = lower ? small.part_end : 0;
+    const std::int64_t total = small.ge - small.gb;
+    const std::int64_t own = static_cast<std::int64_t>(small.gathered.size());
+    const std::int64_t theirs = total - own;
+    const std::size_t own_bytes = static_cast<std::size_t>(own) * sizeof(T);
+    small.other.resize(static_cast<std::size_t>(theirs) + 1);
+    const int capacity = static_cast<int>(static_cast<std::size_t>(theirs) * sizeof(T) + 1);
+    Small* s = &small;
+    layer_.irecv(pool, small.comm, small.other.data(), capacity, MPI_BYTE, partner, kPartsTag,
+                 [this, s, lower, own, theirs, capacity, &pool](int, int count) {
+                   if (count == capacity) {
+                     s->flag |= reinterpret_cast<const unsigned char*>(s->other.data())[capacity - 1];
+                   } else if (count != capacity - 1) {
+                     throw Error("internal: a split gather's run has the wrong size");
+                   }
+                   const T* a = lower ? s->gathered.data() : s->other.data();
+                   const T* b = lower ? s->other.data() : s->gathered.data();
+                   const std::uint64_t na = static_cast<std::uint64_t>(lower ? own : theirs);
+                   const std::uint64_t nb = static_cast<std::uint64_t>(lower ? theirs : own);
+                   const auto [ia, ib] = merge::corank(na, a, na, b, nb, less_);
+                   s->window.resize(static_cast<std::size_t>(own));
+                   if (lower) {
+                     localsort::merge(a, ia, b, ib, s->window.data(), less_);
+                   } else {
+                     localsort::merge(a + ia, na - ia, b + ib, nb - ib, s->window.data(), less_);
+                   }
+                   cost::charge(cost::Kernel::merge, s->window.size());
+                   forward_small(pool, *s);
+                 });
+    if (small.flag == 0) {
+      layer_.isend(pool, small.comm, small.gathered.data(), static_cast<int>(own_bytes), MPI_BYTE, partner,
+                   kPartsTag);
+      return;
+    }
+    const auto* run = reinterpret_cast<const unsigned char*>(small.gathered.data());
+    small.staged.emplace_back(run, run + own_bytes);
+    small.staged.back().push_back(small.flag);
+    layer_.isend(pool, small.comm, small.staged.back().data(), static_cast<int>(own_bytes + 1), MPI_BYTE,
+                 partner, kPartsTag);
   }
 
   // Whether `small` (of `total` elements) is solved by a merging allgather instead: every member
@@ -1485,9 +1578,9 @@ class Sorter {
     const std::int64_t base = member_start(small, small.rank);
     for (int half = small.span / 2; half >= 1; half /= 2) {
       const int child = small.rank + half;
-      if (child >= small.size) continue;
+      if (child >= small.part_end) continue;
       const std::int64_t begin = member_start(small, child);
-      const std::int64_t end = member_start(small, std::min(child + half, small.size));
+      const std::int64_t end = member_start(small, std::min(child + half, small.part_end));
       const unsigned char* block = small.block() + (begin - base) * static_cast<std::int64_t>(sizeof(T));
       const std::size_t length = static_cast<std::size_t>(end - begin) * sizeof(T);
       if (small.flag == 0) {
