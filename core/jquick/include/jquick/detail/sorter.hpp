@@ -139,10 +139,14 @@ class Sorter {
     // The first collective also carries a digest of the Config (d, d^2: all PEs agree iff
     // p * sum d^2 == (sum d)^2), so PEs passing different Configs all throw here.
     const long long digest = config_check_value(config_);
-    long long mine[5] = {static_cast<long long>(data.size()), count_nans(data),
-                         reflexive_elements(data), digest, digest * digest};
-    long long prefix[5] = {}, total[5] = {};
-    LayerT::scan_and_bcast_now(layer_.root(), mine, prefix, total, 5);
+    // The sixth: the input held by the first half of the PEs, the lower part of a whole input
+    // gathered to two roots (gather_cut), whose input need not be balanced.
+    long long mine[6] = {static_cast<long long>(data.size()), count_nans(data),
+                         reflexive_elements(data), digest, digest * digest,
+                         rank_ < p_ / 2 ? static_cast<long long>(data.size()) : 0};
+    long long prefix[6] = {}, total[6] = {};
+    LayerT::scan_and_bcast_now(layer_.root(), mine, prefix, total, 6);
+    lower_half_input_ = total[5];
     if (!configs_agree(total[3], total[4], p_)) throw Error(config_mismatch_message(config_));
     if (total[1] > 0) {
       throw Error("the input holds " + std::to_string(total[1]) +
@@ -1442,7 +1446,12 @@ class Sorter {
     const std::int64_t keys = member_start(small, std::min(small.rank + small.span, small.part_end)) -
                               member_start(small, small.rank);
     const bool root = small.part_root();
-    const std::int64_t part_total = member_start(small, small.part_end) - member_start(small, small.part_begin);
+    // What the part's root gathers: its members' elements of the task, which on the first level
+    // are their inputs, not yet their shares.
+    std::int64_t part_total = member_start(small, small.part_end) - member_start(small, small.part_begin);
+    if (split && small.first_level) {
+      part_total = small.part_begin == 0 ? lower_half_input_ : total - lower_half_input_;
+    }
     if (!root) small.bytes.resize(static_cast<std::size_t>(keys) * sizeof(T) + 1);
     small.gathered.resize(root ? static_cast<std::size_t>(part_total) : 0);
     Small* s = &small;
@@ -1487,7 +1496,9 @@ class Sorter {
 
   // A split gather's roots swap their parts' runs (the flag of comp(x, x) as one more byte where
   // set), each merges its part's share of both and scatters it down its part's tree. The merges
-  // cut both runs at the lower part's size, found by co-ranking: the same cut on both roots.
+  // cut the merged order at the lower part's share, found by co-ranking: the same cut on both
+  // roots. (On the first level a part's run is its members' input, which may be more or fewer
+  // elements than their shares.)
   static constexpr int kPartsTag = kTagBase + 5;
   void exchange_parts(Pool& pool, Small& small) {
     const bool lower = small.part_begin == 0;
@@ -1495,12 +1506,13 @@ class Sorter {
     const std::int64_t total = small.ge - small.gb;
     const std::int64_t own = static_cast<std::int64_t>(small.gathered.size());
     const std::int64_t theirs = total - own;
+    const std::int64_t lower_share = member_start(small, lower ? small.part_end : small.part_begin) - small.gb;
     const std::size_t own_bytes = static_cast<std::size_t>(own) * sizeof(T);
     small.other.resize(static_cast<std::size_t>(theirs) + 1);
     const int capacity = static_cast<int>(static_cast<std::size_t>(theirs) * sizeof(T) + 1);
     Small* s = &small;
     layer_.irecv(pool, small.comm, small.other.data(), capacity, MPI_BYTE, partner, kPartsTag,
-                 [this, s, lower, own, theirs, capacity, &pool](int, int count) {
+                 [this, s, lower, own, theirs, lower_share, total, capacity, &pool](int, int count) {
                    if (count == capacity) {
                      s->flag |= reinterpret_cast<const unsigned char*>(s->other.data())[capacity - 1];
                    } else if (count != capacity - 1) {
@@ -1510,8 +1522,8 @@ class Sorter {
                    const T* b = lower ? s->other.data() : s->gathered.data();
                    const std::uint64_t na = static_cast<std::uint64_t>(lower ? own : theirs);
                    const std::uint64_t nb = static_cast<std::uint64_t>(lower ? theirs : own);
-                   const auto [ia, ib] = merge::corank(na, a, na, b, nb, less_);
-                   s->window.resize(static_cast<std::size_t>(own));
+                   const auto [ia, ib] = merge::corank(static_cast<std::uint64_t>(lower_share), a, na, b, nb, less_);
+                   s->window.resize(static_cast<std::size_t>(lower ? lower_share : total - lower_share));
                    if (lower) {
                      localsort::merge(a, ia, b, ib, s->window.data(), less_);
                    } else {
@@ -1628,6 +1640,7 @@ class Sorter {
   std::int64_t my_start_ = 0, my_end_ = 0;
   std::vector<T>* input_ = nullptr;
   std::int64_t input_start_ = 0;
+  std::int64_t lower_half_input_ = 0;  // input elements on PEs [0, p / 2)
   std::vector<T> work_;
   std::vector<T> scratch_;
   Buffer<T> merged_;                    // key_merger's output
