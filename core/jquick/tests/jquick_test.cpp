@@ -128,6 +128,15 @@ bool same_bytes(const std::vector<T>& a, const std::vector<T>& b) {
          (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
 }
 
+// `keys` with every third one replaced by -0.0 or +0.0 (alternating, offset by the rank):
+// equivalent keys whose bytes differ.
+std::vector<double> with_signed_zeros(std::vector<double> keys, int rank) {
+  for (std::size_t i = 0; i < keys.size(); i += 3) {
+    keys[i] = (i / 3 + static_cast<std::size_t>(rank)) % 2 ? -0.0 : 0.0;
+  }
+  return keys;
+}
+
 // Tag of the test's own gathers, sent after the sort has returned.
 constexpr int kGatherTag = 77;
 
@@ -446,10 +455,8 @@ void run_special(Checker& check, const Options& options) {
     Context c(check, "gathered base case cut between two roots");
     inputs::Params some = params;
     some.n_per_pe = 200;
-    std::vector<double> input = inputs::generate<double>(inputs::Distribution::kUniform, some);
-    for (std::size_t i = 0; i < input.size(); i += 3) {
-      input[i] = (i / 3 + static_cast<std::size_t>(rank)) % 2 ? -0.0 : 0.0;
-    }
+    const std::vector<double> input =
+        with_signed_zeros(inputs::generate<double>(inputs::Distribution::kUniform, some), rank);
     const std::int64_t n = 200 * static_cast<std::int64_t>(p);
     int cut = 0;
     bool rbc_layer = false;
@@ -480,10 +487,7 @@ void run_special(Checker& check, const Options& options) {
     // equivalent keys that differ (-0.0 and +0.0; equal keys with different payloads) must
     // still come out sorted, as a permutation, and the same in a second run.
     Context c(check, "gathered base case with equivalent keys");
-    std::vector<double> zeros = uniform;
-    for (std::size_t i = 0; i < zeros.size(); i += 3) {
-      zeros[i] = (i / 3 + static_cast<std::size_t>(rank)) % 2 ? -0.0 : 0.0;
-    }
+    const std::vector<double> zeros = with_signed_zeros(uniform, rank);
     inputs::Params dup = params;
     dup.n_per_pe = 200;
     const std::vector<Item> items =

@@ -1428,8 +1428,6 @@ class Sorter {
                              small.first_level);
       return;
     }
-    int top = 1;
-    while (top < small.size) top *= 2;
     const int cut = gather_cut(small);
     const bool split = cut > 0;
     if (split) {
@@ -1438,9 +1436,9 @@ class Sorter {
       small.part_end = upper ? small.size : cut;
       small.part = layer_.create_child(small.comm, small.part_begin, small.part_end - 1, true, upper ? 1 : 0);
       ++stats_.split_gathers;
-      top = 1;
-      while (top < small.part_end - small.part_begin) top *= 2;
     }
+    int top = 1;
+    while (top < small.part_end - small.part_begin) top *= 2;
     const int local = small.rank - small.part_begin;
     small.span = local == 0 ? top : (local & -local);
     const std::int64_t keys = member_start(small, std::min(small.rank + small.span, small.part_end)) -
@@ -1532,16 +1530,20 @@ class Sorter {
                    cost::charge(cost::Kernel::merge, s->window.size());
                    forward_small(pool, *s);
                  });
+    send_flagged(pool, small, reinterpret_cast<const unsigned char*>(small.gathered.data()), own_bytes, partner,
+                 kPartsTag);
+  }
+
+  // Sends `length` bytes of keys to group rank `dest`, with small.flag as one more byte where it
+  // is set (copied into small.staged, which outlives the send).
+  void send_flagged(Pool& pool, Small& small, const unsigned char* block, std::size_t length, int dest, int tag) {
     if (small.flag == 0) {
-      layer_.isend(pool, small.comm, small.gathered.data(), static_cast<int>(own_bytes), MPI_BYTE, partner,
-                   kPartsTag);
+      layer_.isend(pool, small.comm, block, static_cast<int>(length), MPI_BYTE, dest, tag);
       return;
     }
-    const auto* run = reinterpret_cast<const unsigned char*>(small.gathered.data());
-    small.staged.emplace_back(run, run + own_bytes);
+    small.staged.emplace_back(block, block + length);
     small.staged.back().push_back(small.flag);
-    layer_.isend(pool, small.comm, small.staged.back().data(), static_cast<int>(own_bytes + 1), MPI_BYTE,
-                 partner, kPartsTag);
+    layer_.isend(pool, small.comm, small.staged.back().data(), static_cast<int>(length + 1), MPI_BYTE, dest, tag);
   }
 
   // Whether `small` (of `total` elements) is solved by a merging allgather instead: every member
@@ -1595,15 +1597,7 @@ class Sorter {
       const std::int64_t end = member_start(small, std::min(child + half, small.part_end));
       const unsigned char* block = small.block() + (begin - base) * static_cast<std::int64_t>(sizeof(T));
       const std::size_t length = static_cast<std::size_t>(end - begin) * sizeof(T);
-      if (small.flag == 0) {
-        layer_.isend(pool, small.comm, block, static_cast<int>(length), MPI_BYTE, child,
-                     kScatterTag);
-        continue;
-      }
-      small.staged.emplace_back(block, block + length);
-      small.staged.back().push_back(small.flag);
-      layer_.isend(pool, small.comm, small.staged.back().data(), static_cast<int>(length + 1),
-                   MPI_BYTE, child, kScatterTag);
+      send_flagged(pool, small, block, length, child, kScatterTag);
     }
     keep_share(small);
   }
