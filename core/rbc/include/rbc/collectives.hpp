@@ -101,9 +101,10 @@ Request igatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcoun
 
 // Merging allgather: as gatherm, but every rank receives the sorted sequence of all `recvcount`
 // elements (the total, which every rank must know; a different sum is an error on every rank).
-// Equal elements keep rank order. Recursive doubling: log2 p rounds of one message each way
-// when p is a power of two, two more otherwise. `merge` is called once per round (a run may be
-// empty); the call numbered allgatherm_partial_call(p, rank, recvcount times the type's size),
+// Equal elements keep rank order. By halves: the ranks split into halves (the lower one larger
+// for p odd) that allgather first, then partners swap runs; ceil(log2 p) rounds of one message
+// each way, as many as recursive doubling on p a power of two. `merge` is called once per round
+// (a run may be empty); the call numbered allgatherm_partial_call(p, rank, recvcount times the type's size),
 // where that is not 0, is the last, and its result is only copied into recvbuf, never sent: a
 // caller that needs part of the result may merge just that part in that call. An earlier call
 // may already hold all `recvcount` elements (ranks that contribute none still take part in
@@ -113,11 +114,8 @@ void allgatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount
 Request iallgatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount, MPI_Datatype type,
                     Merger merge, const RangeComm& comm);
 // Which call of allgatherm's merge function on `rank` of p ranks, for `total_bytes` in all, is
-// the last and only copied into recvbuf (1-based), or 0 where every call's result is sent on.
-// log2 q for q the largest power of two <= p; for p not a power of two, on the ranks that fold
-// (the odd ones below 2 (p - q)), one more above 8 KiB in all, where each hands its even
-// neighbour the last round's two runs to merge (call 1 there), and 0 below, where it sends that
-// neighbour its last merge (the neighbour merges nothing: 0).
+// the last and only copied into recvbuf (1-based), or 0 where there is none (p = 1): this rank's
+// number of rounds, floor(log2 p) or ceil(log2 p). `total_bytes` does not change it.
 int allgatherm_partial_call(int p, int rank, std::int64_t total_bytes);
 
 // The algorithm RBC runs for `collective` ("bcast", "allreduce", "scan", ...: the function's
