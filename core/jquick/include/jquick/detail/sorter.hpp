@@ -1547,12 +1547,12 @@ class Sorter {
   }
 
   // Whether `small` (of `total` elements) is solved by a merging allgather instead: every member
-  // merges all runs and keeps its share, in log2 p' rounds instead of the gather's and the
+  // merges all runs and keeps its share, in ceil(log2 p') rounds instead of the gather's and the
   // scatter's 2 log2 p'. Only for an exact order, where every member's merge gives the same bytes
-  // (stable, in rank order), and only where the layer's allgather is one butterfly and the
-  // traffic, p' times the keys, is cheap: the whole input on one node or of at most 64 KiB times
-  // p'; deeper in the recursion, groups of 4 or 8 PEs on one node (a janus PE, in two groups,
-  // would hold up every round of a larger one). In simulation (supermuc, juqueen, node-16c)
+  // (stable, in rank order), and only where the layer's allgather is one exchange per round and
+  // the traffic, p' times the keys, is cheap: the whole input on one node or of at most 64 KiB
+  // times p'; deeper in the recursion, groups of 4 or 8 PEs on one node (a janus PE, in two
+  // groups, would hold up every round of a larger one). In simulation (supermuc, juqueen, node-16c)
   // this took 0.4-0.9x the time of gathering where it applies and never more than 1.01x;
   // docs/benchmarks.md.
   bool allgathers(const Small& small, std::int64_t total) const {
