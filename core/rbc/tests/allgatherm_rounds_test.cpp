@@ -1,8 +1,8 @@
 // rbc::allgatherm's promise to a merge function: the call allgatherm_partial_call names is the
 // last, and only its result reaches the receive buffer. The merge here spoils everything outside
-// this rank's share in that call; every rank must still find its share right, on every p (the
-// fold's ranks included, below and above 8 KiB), also where ranks contribute nothing and a
-// block holds all elements rounds early.
+// this rank's share in that call; every rank must still find its share right, on every p (where
+// p is odd, a level's lone rank included; eager and long messages), also where ranks contribute
+// nothing and a block holds all elements rounds early.
 #include <mpi.h>
 
 #include <algorithm>
@@ -58,7 +58,7 @@ void run_scaled(Checker& check, const rbc::RangeComm& comm, const std::vector<in
               ") of ", total, " after a last merge that spoils the rest");
 }
 
-// Below and above allgatherm's 8 KiB, where a folded-in rank starts merging.
+// Short messages and long ones (beyond the 4 KiB eager limit).
 void run_case(Checker& check, const rbc::RangeComm& comm, const std::vector<int>& counts) {
   for (int scale : {1, 200}) {
     std::vector<int> scaled = counts;
@@ -77,6 +77,9 @@ int main(int argc, char** argv) {
     int rounds = 0;
     while ((2 << rounds) <= p) ++rounds;
     check.equal(rbc::allgatherm_partial_call(p, p - 1, 8), rounds, "the last rank's partial call");
+    // By halves, the lower half is the larger: the first rank takes ceil(log2 p) rounds.
+    check.equal(rbc::allgatherm_partial_call(p, 0, 8), (1 << rounds) == p ? rounds : rounds + 1,
+                "the first rank's partial call");
     check.throws<rbc::Error>([&] { rbc::allgatherm_partial_call(p, p, 8); }, "allgatherm_partial_call", "rank p of p");
     for (int q = 1; q <= p; ++q) {
       const rbc::RangeComm comm = world.split(0, q - 1);
