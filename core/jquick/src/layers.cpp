@@ -236,16 +236,27 @@ void RbcLayer::gather_merge(Pool& pool, const Comm& comm, const void* send, int 
            [done = std::move(done)](const rbc::Status*) { done(); });
 }
 
+namespace {
+rbc::AllgathermSchedule merge_schedule(const rbc::RangeComm& comm, bool now) {
+  return now && comm.on_one_node() ? rbc::AllgathermSchedule::halves : rbc::AllgathermSchedule::fold;
+}
+}  // namespace
+
 void RbcLayer::allgather_merge(Pool& pool, const Comm& comm, const void* send, int count,
                                void* recv, int total, MPI_Datatype type, const rbc::Merger& merge,
                                Done done, bool now) {
+  const rbc::AllgathermSchedule schedule = merge_schedule(comm, now);
   if (now) {
-    rbc::allgatherm(send, count, recv, total, type, merge, comm);
+    rbc::allgatherm(send, count, recv, total, type, merge, comm, schedule);
     done();
     return;
   }
-  pool.add(rbc::iallgatherm(send, count, recv, total, type, merge, comm),
+  pool.add(rbc::iallgatherm(send, count, recv, total, type, merge, comm, schedule),
            [done = std::move(done)](const rbc::Status*) { done(); });
+}
+
+int RbcLayer::allgather_partial_call(const Comm& comm, std::int64_t total_bytes, bool now) const {
+  return rbc::allgatherm_partial_call(comm.size(), comm.rank(), total_bytes, merge_schedule(comm, now));
 }
 
 void RbcLayer::bcast(Pool& pool, const Comm& comm, void* buf, int count, MPI_Datatype type,

@@ -58,7 +58,7 @@ inline constexpr bool kImmediateCollectives = true;
 inline bool runs_immediately(const RangeComm& comm) { return kImmediateCollectives && comm.engine()->idle(); }
 
 // What a collective is, as far as its members must agree (checked in the checked build).
-enum class Kind : std::uint32_t { bcast = 1, reduce, allreduce, scan, exscan, scan_and_bcast, gather, allgather, gatherm, barrier, allgatherm };
+enum class Kind : std::uint32_t { bcast = 1, reduce, allreduce, scan, exscan, scan_and_bcast, gather, allgather, gatherm, barrier, allgatherm, allgatherm_fold };
 
 inline std::uint64_t signature(Kind kind, int root, int count) {
   return (static_cast<std::uint64_t>(kind) << 56) | (static_cast<std::uint64_t>((root + 1) & 0xffffff) << 32) |

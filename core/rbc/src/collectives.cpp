@@ -1757,6 +1757,174 @@ class AllgathermHalves final : public Collective {
   int partner_ = -1;
 };
 
+// Merging allgather on the butterfly with MPICH's fold (AllgathermSchedule::fold): partners swap
+// their blocks' sorted runs and both merge them (the lower ranks' run first, so ties stay in
+// rank order). Block sizes travel with the data: a receive is posted for at most what the total
+// leaves, and its status tells how much came. log2 q + 2 rounds, against the merging gather's
+// counts and data up a tree and a broadcast down it. Above kForwardBytes in all, a folding rank
+// hands its partner the two runs of its last round (its block as it sends it, the other one as
+// it arrives) rather than their merge, so that on every rank the last merge call is the one
+// whose result only goes to recvbuf (allgatherm_partial_call); below, the extra message costs
+// more than the merge it spares.
+class AllgathermFold final : public Collective {
+ public:
+  AllgathermFold(const void* sendbuf, int sendcount, void* recvbuf, int total, MPI_Datatype type, Merger merge,
+                     const RangeComm& comm)
+      : Collective(comm, detail::Kind::allgatherm_fold, -1, total),
+        recvbuf_(recvbuf),
+        total_(total),
+        element_(TypeInfo(type).size),
+        merge_(std::move(merge)),
+        forward_(forwards(total * element_)),
+        block_(scratch().take(static_cast<std::size_t>(total) * element_)),
+        incoming_(scratch().take(static_cast<std::size_t>(total) * element_)) {
+    block_.assign(static_cast<const char*>(sendbuf),
+                  static_cast<const char*>(sendbuf) + static_cast<std::size_t>(sendcount) * element_);
+  }
+  ~AllgathermFold() override {
+    scratch().give(std::move(block_));
+    scratch().give(std::move(incoming_));
+  }
+
+  // Above this many bytes in all, a folding rank hands its neighbour its last round's two runs.
+  static constexpr std::int64_t kForwardBytes = 8 << 10;
+  static bool forwards(std::int64_t total_bytes) { return total_bytes > kForwardBytes; }
+
+ private:
+  int me() const { return comm().rank(); }
+  int bytes(std::int64_t elements) const { return message_bytes("allgatherm", elements * element_); }
+  // A folding rank past its last round's partner: it hands both of that round's runs over.
+  bool hands_runs_over() const { return forward_ && fly_.folds() && fly_.rounds_done(); }
+  // Elements gathered so far.
+  std::int64_t count() const { return static_cast<std::int64_t>(block_.size()) / element_; }
+
+  // Completions of sends come here too (a large payload's); only the receive's status counts.
+  void completed(std::size_t index, const MPI_Status& status) override {
+    if (index == receive_slot_) arrived_ = detail::payload_count(status, MPI_BYTE) / element_;
+  }
+
+  // Posts a receive of at most `capacity` elements into `into`.
+  void receive_counted(void* into, std::int64_t capacity, int partner, detail::Phase phase) {
+    receive_slot_ = awaited().size();
+    receive_at_most(into, bytes(capacity), MPI_BYTE, partner, phase);
+  }
+
+  // Posts the receive of a partner's run, at most what the total leaves.
+  void receive_run(int partner, detail::Phase phase) {
+    const std::int64_t room = std::max<std::int64_t>(total_ - count(), 0);
+    incoming_.resize(static_cast<std::size_t>(room * element_));
+    receive_counted(incoming_.data(), room, partner, phase);
+    partner_ = partner;
+  }
+
+  // Joins the run that arrived from partner_ to this block, in rank order, and merges.
+  void absorb() {
+    const std::size_t mine = block_.size();
+    const std::size_t theirs = static_cast<std::size_t>(arrived_ * element_);
+    block_.insert(partner_ < me() ? block_.begin() : block_.end(), incoming_.begin(), incoming_.begin() + theirs);
+    char* first = block_.data();
+    merge_(first, first + (partner_ < me() ? theirs : mine), first + mine + theirs);
+    partner_ = -1;
+  }
+
+  void step() override {
+    if (state_ == 0) {
+      ++state_;
+      if (fly_.folded_in()) {
+        send(block_.data(), bytes(count()), MPI_BYTE, me() + 1, detail::kUp);
+        if (!forward_) {
+          receive_counted(recvbuf_, total_, me() + 1, detail::kDown);
+          state_ = kFoldedMerged;
+          return;
+        }
+        incoming_.resize(static_cast<std::size_t>(total_ * element_));
+        receive_counted(incoming_.data(), total_, me() + 1, detail::kDown);
+        state_ = kFoldedIn;
+        return;
+      }
+      if (fly_.folds()) {
+        receive_run(me() - 1, detail::kUp);
+        return;
+      }
+    }
+    if (state_ == kFoldedMerged) {
+      finish();
+      if (arrived_ != total_) throw_total(arrived_);
+      return;
+    }
+    if (state_ == kFoldedIn) {
+      // The folding rank's block came; its last partner's run follows.
+      block_.assign(incoming_.begin(), incoming_.begin() + static_cast<std::ptrdiff_t>(arrived_ * element_));
+      receive_run(me() + 1, detail::kDown);
+      partner_ = last_partner_of(me() + 1);
+      state_ = kFoldedLast;
+      return;
+    }
+    if (state_ == kFoldedLast) {
+      absorb();
+      finish();
+      if (count() != total_) throw_total(count());
+      std::copy(block_.begin(), block_.end(), static_cast<char*>(recvbuf_));
+      return;
+    }
+    if (state_ == kDone) {
+      finish();  // before the throw: a later wait (the request's destructor) then completes
+      if (count() != total_) throw_total(count());
+      return;
+    }
+    if (partner_ >= 0) {
+      // The last round's run goes on to the folded-in rank before this rank's last merge. Both
+      // runs go even when the total is wrong, so that the folded-in rank throws too instead of
+      // waiting; each throws once nothing of its own is in flight.
+      if (hands_runs_over()) send(incoming_.data(), bytes(arrived_), MPI_BYTE, me() - 1, detail::kDown);
+      absorb();
+    }
+    const int partner = fly_.next_partner();
+    if (partner >= 0) {
+      send(block_.data(), bytes(count()), MPI_BYTE, partner, detail::kForward);
+      if (hands_runs_over()) send(block_.data(), bytes(count()), MPI_BYTE, me() - 1, detail::kDown);
+      receive_run(partner, detail::kForward);
+      return;
+    }
+    if (count() == total_) std::copy(block_.begin(), block_.end(), static_cast<char*>(recvbuf_));
+    // Without forwarding the folded-in rank gets the merge, sent even when the total is wrong.
+    if (!forward_ && fly_.folds()) send(block_.data(), bytes(count()), MPI_BYTE, me() - 1, detail::kDown);
+    state_ = kDone;
+  }
+
+  // The partner of `rank`'s last round.
+  int last_partner_of(int rank) const {
+    Butterfly fly(comm().size(), rank);
+    int last = -1;
+    for (int partner = fly.next_partner(); partner >= 0; partner = fly.next_partner()) last = partner;
+    return last;
+  }
+
+  [[noreturn]] void throw_total(std::int64_t got) const {
+    throw Error("allgatherm: the ranks expect " + std::to_string(total_) + " elements in all but contribute " +
+                std::to_string(got));
+  }
+
+  static constexpr int kFoldedIn = 100;
+  static constexpr int kFoldedLast = 101;
+  static constexpr int kFoldedMerged = 102;
+  static constexpr int kDone = 103;
+  void* recvbuf_;
+  std::int64_t total_;
+  std::int64_t element_;
+  Merger merge_;
+  bool forward_;  // above kForwardBytes: the folded-in rank merges the last round itself
+  std::int64_t arrived_ = 0;
+  std::size_t receive_slot_ = 0;
+  // Pooled (and never zeroed): a fresh block per call faulted its pages in again once the heap
+  // had been trimmed, which on 4 ranks sharing 2 cores made a merging allgather of 64 KiB in
+  // all 10x slower (docs/benchmarks.md, "Pages faulted in again").
+  detail::Bytes block_;
+  detail::Bytes incoming_;
+  Butterfly fly_{comm().size(), comm().rank()};
+  int partner_ = -1;
+};
+
 // Barrier on the butterfly (recursive doubling, with the fold for p not a power of two): in
 // round k rank r signals and waits for r ^ 2^k. Dissemination needs no fold, but its partners
 // r + 2^k cross node and switch boundaries in every round, where the butterfly's nearest partners
@@ -2510,7 +2678,7 @@ std::string algorithm(const std::string& collective, int count, MPI_Datatype typ
     return AllgatherDoubling::applies(p, static_cast<std::int64_t>(count) * p, type) ? "recursive doubling"
                                                                                      : "binomial tree gather + broadcast";
   }
-  if (collective == "allgatherm") return "recursive halves, merging";
+  if (collective == "allgatherm") return "halves (ceil(log2 p) rounds), merging";
   if (collective == "barrier") return "recursive doubling";
   if (collective == "bcast" && scatter_bcast(type, count, p)) {
     return std::string("binomial scatter + ") + (pow2_floor(p) == p ? "recursive doubling" : "ring") + " allgather";
@@ -2560,7 +2728,7 @@ void gatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount, M
 
 namespace {
 Request allgatherm_call(Launch launch, const void* sendbuf, int sendcount, void* recvbuf, int recvcount,
-                        MPI_Datatype type, Merger merge, const RangeComm& comm) {
+                        MPI_Datatype type, Merger merge, const RangeComm& comm, AllgathermSchedule schedule) {
   detail::check_count("allgatherm", sendcount);
   detail::check_count("allgatherm", recvcount);
   detail::check_type("allgatherm", type);
@@ -2575,26 +2743,34 @@ Request allgatherm_call(Launch launch, const void* sendbuf, int sendcount, void*
     throw Error("allgatherm: this rank contributes " + std::to_string(sendcount) + " elements, more than the total " +
                 std::to_string(recvcount));
   }
+  if (schedule == AllgathermSchedule::fold) {
+    return start<AllgathermFold>(launch, comm, sendbuf, sendcount, recvbuf, recvcount, type, std::move(merge), comm);
+  }
   return start<AllgathermHalves>(launch, comm, sendbuf, sendcount, recvbuf, recvcount, type, std::move(merge), comm);
 }
 }  // namespace
 
-int allgatherm_partial_call(int p, int rank, std::int64_t total_bytes) {
+int allgatherm_partial_call(int p, int rank, std::int64_t total_bytes, AllgathermSchedule schedule) {
   if (p < 1 || rank < 0 || rank >= p) {
     throw Error("allgatherm_partial_call: rank " + std::to_string(rank) + " of " + std::to_string(p) + " ranks");
   }
-  static_cast<void>(total_bytes);
-  return static_cast<int>(halves_levels(p, rank).size());
+  if (schedule == AllgathermSchedule::halves) return static_cast<int>(halves_levels(p, rank).size());
+  const Butterfly fly(p, rank);
+  const bool forward = AllgathermFold::forwards(total_bytes);
+  if (fly.folded_in()) return forward ? 1 : 0;
+  if (fly.folds() && !forward) return 0;
+  return fly.rounds() + (fly.folds() ? 1 : 0);
 }
 
 Request iallgatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount, MPI_Datatype type, Merger merge,
-                    const RangeComm& comm) {
-  return allgatherm_call(Launch::request, sendbuf, sendcount, recvbuf, recvcount, type, std::move(merge), comm);
+                    const RangeComm& comm, AllgathermSchedule schedule) {
+  return allgatherm_call(Launch::request, sendbuf, sendcount, recvbuf, recvcount, type, std::move(merge), comm,
+                         schedule);
 }
 
 void allgatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount, MPI_Datatype type,
-                const Merger& merge, const RangeComm& comm) {
-  allgatherm_call(Launch::blocking, sendbuf, sendcount, recvbuf, recvcount, type, merge, comm).wait();
+                const Merger& merge, const RangeComm& comm, AllgathermSchedule schedule) {
+  allgatherm_call(Launch::blocking, sendbuf, sendcount, recvbuf, recvcount, type, merge, comm, schedule).wait();
 }
 
 }  // namespace rbc

@@ -150,7 +150,7 @@ bool compatible(std::uint64_t a, std::uint64_t b) {
 std::string describe(std::uint64_t signature) {
   static constexpr const char* kNames[] = {"point-to-point", "bcast",   "reduce",         "allreduce", "scan",
                                            "exscan",         "scan_and_bcast", "gather", "allgather", "gatherm",
-                                           "barrier",        "allgatherm"};
+                                           "barrier",        "allgatherm",     "allgatherm (fold)"};
   const std::uint64_t kind = signature >> 56;
   std::string text = kind < sizeof kNames / sizeof kNames[0] ? kNames[kind] : "unknown";
   const int root = static_cast<int>((signature >> 32) & 0xffffff) - 1;

@@ -1,8 +1,8 @@
 // rbc::allgatherm's promise to a merge function: the call allgatherm_partial_call names is the
 // last, and only its result reaches the receive buffer. The merge here spoils everything outside
-// this rank's share in that call; every rank must still find its share right, on every p (where
-// p is odd, a level's lone rank included; eager and long messages), also where ranks contribute
-// nothing and a block holds all elements rounds early.
+// this rank's share in that call; every rank must still find its share right, on every p and
+// both schedules (halves: where p is odd, a level's lone rank; the fold: its ranks, below and
+// above 8 KiB), also where ranks contribute nothing and a block holds all elements rounds early.
 #include <mpi.h>
 
 #include <algorithm>
@@ -25,7 +25,8 @@ std::vector<long long> contribution(int r, int n) {
   return v;
 }
 
-void run_scaled(Checker& check, const rbc::RangeComm& comm, const std::vector<int>& counts) {
+void run_scaled(Checker& check, const rbc::RangeComm& comm, const std::vector<int>& counts,
+                rbc::AllgathermSchedule schedule) {
   const int p = comm.size(), me = comm.rank();
   std::vector<long long> all;
   for (int r = 0; r < p; ++r) {
@@ -34,7 +35,8 @@ void run_scaled(Checker& check, const rbc::RangeComm& comm, const std::vector<in
   }
   std::stable_sort(all.begin(), all.end());
   const int total = static_cast<int>(all.size());
-  const int partial = rbc::allgatherm_partial_call(p, me, total * static_cast<std::int64_t>(sizeof(long long)));
+  const int partial =
+      rbc::allgatherm_partial_call(p, me, total * static_cast<std::int64_t>(sizeof(long long)), schedule);
   const int w0 = static_cast<int>(static_cast<long long>(total) * me / p);
   const int w1 = static_cast<int>(static_cast<long long>(total) * (me + 1) / p);
 
@@ -52,19 +54,24 @@ void run_scaled(Checker& check, const rbc::RangeComm& comm, const std::vector<in
   };
   const std::vector<long long> mine = contribution(me, counts[static_cast<std::size_t>(me)]);
   std::vector<long long> got(static_cast<std::size_t>(total), -2);
-  rbc::allgatherm(mine.data(), static_cast<int>(mine.size()), got.data(), total, MPI_LONG_LONG, merge, comm);
+  rbc::allgatherm(mine.data(), static_cast<int>(mine.size()), got.data(), total, MPI_LONG_LONG, merge, comm,
+                  schedule);
   if (partial > 0) check.equal(calls, partial, "merge calls");
   check.check(std::equal(got.begin() + w0, got.begin() + w1, all.begin() + w0), "share [", w0, ", ", w1,
               ") of ", total, " after a last merge that spoils the rest");
 }
 
-// Short messages and long ones (beyond the 4 KiB eager limit).
+// Both schedules; short messages and long ones (beyond the 4 KiB eager limit, and beyond the
+// fold's 8 KiB, where a folding rank hands its neighbour two runs).
 void run_case(Checker& check, const rbc::RangeComm& comm, const std::vector<int>& counts) {
-  for (int scale : {1, 200}) {
-    std::vector<int> scaled = counts;
-    for (int& n : scaled) n *= scale;
-    Context c(check, "scale ", scale);
-    run_scaled(check, comm, scaled);
+  for (const rbc::AllgathermSchedule schedule : {rbc::AllgathermSchedule::halves, rbc::AllgathermSchedule::fold}) {
+    Context s(check, schedule == rbc::AllgathermSchedule::halves ? "halves" : "fold");
+    for (int scale : {1, 200}) {
+      std::vector<int> scaled = counts;
+      for (int& n : scaled) n *= scale;
+      Context c(check, "scale ", scale);
+      run_scaled(check, comm, scaled, schedule);
+    }
   }
 }
 
@@ -77,6 +84,8 @@ int main(int argc, char** argv) {
     int rounds = 0;
     while ((2 << rounds) <= p) ++rounds;
     check.equal(rbc::allgatherm_partial_call(p, p - 1, 8), rounds, "the last rank's partial call");
+    check.equal(rbc::allgatherm_partial_call(p, p - 1, 8, rbc::AllgathermSchedule::fold), rounds,
+                "the last rank's partial call (fold)");
     // By halves, the lower half is the larger: the first rank takes ceil(log2 p) rounds.
     check.equal(rbc::allgatherm_partial_call(p, 0, 8), (1 << rounds) == p ? rounds : rounds + 1,
                 "the first rank's partial call");

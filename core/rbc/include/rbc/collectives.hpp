@@ -99,24 +99,38 @@ void gatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount, M
 Request igatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount,
                  MPI_Datatype type, int root, Merger merge, const RangeComm& comm);
 
+// How allgatherm pairs its ranks (every member must pass the same).
+//   halves: the ranks split into halves (the lower one larger for p odd) that allgather first,
+//     then partners swap runs: ceil(log2 p) rounds on the first rank, floor(log2 p) on the last.
+//   fold: recursive doubling with MPICH's fold for p not a power of two: log2 q rounds among q,
+//     the largest power of two <= p, plus two; the even ranks below 2 (p - q), the first one
+//     included, only hand their run over at the start and take the result at the end. For a
+//     nonblocking allgatherm whose first rank may be busy elsewhere meanwhile (a rank working in
+//     two groups at once): under halves every round of the lower half waits for it.
+enum class AllgathermSchedule { halves, fold };
+
 // Merging allgather: as gatherm, but every rank receives the sorted sequence of all `recvcount`
 // elements (the total, which every rank must know; a different sum is an error on every rank).
-// Equal elements keep rank order. By halves: the ranks split into halves (the lower one larger
-// for p odd) that allgather first, then partners swap runs; ceil(log2 p) rounds of one message
-// each way, as many as recursive doubling on p a power of two. `merge` is called once per round
-// (a run may be empty); the call numbered allgatherm_partial_call(p, rank, recvcount times the type's size),
-// where that is not 0, is the last, and its result is only copied into recvbuf, never sent: a
-// caller that needs part of the result may merge just that part in that call. An earlier call
-// may already hold all `recvcount` elements (ranks that contribute none still take part in
-// later rounds), and its result is sent on whole.
+// Equal elements keep rank order. One message each way per round (AllgathermSchedule), the
+// same rounds under both schedules when p is a power of two. `merge` is called once per round
+// (a run may be empty); the call numbered allgatherm_partial_call(p, rank, recvcount times the
+// type's size, schedule), where that is not 0, is the last, and its result is only copied into
+// recvbuf, never sent: a caller that needs part of the result may merge just that part in that
+// call. An earlier call may already hold all `recvcount` elements (ranks that contribute none
+// still take part in later rounds), and its result is sent on whole.
 void allgatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount, MPI_Datatype type,
-                const Merger& merge, const RangeComm& comm);
+                const Merger& merge, const RangeComm& comm,
+                AllgathermSchedule schedule = AllgathermSchedule::halves);
 Request iallgatherm(const void* sendbuf, int sendcount, void* recvbuf, int recvcount, MPI_Datatype type,
-                    Merger merge, const RangeComm& comm);
+                    Merger merge, const RangeComm& comm, AllgathermSchedule schedule = AllgathermSchedule::halves);
 // Which call of allgatherm's merge function on `rank` of p ranks, for `total_bytes` in all, is
-// the last and only copied into recvbuf (1-based), or 0 where there is none (p = 1): this rank's
-// number of rounds, floor(log2 p) or ceil(log2 p). `total_bytes` does not change it.
-int allgatherm_partial_call(int p, int rank, std::int64_t total_bytes);
+// the last and only copied into recvbuf (1-based), or 0 where every call's result is sent on.
+// halves: this rank's rounds (0 for p = 1). fold: log2 q; on the ranks that fold (the odd ones
+// below 2 (p - q)) one more above 8 KiB in all, where each hands its even neighbour the last
+// round's two runs to merge (call 1 there), and 0 below, where it sends that neighbour its last
+// merge (the neighbour merges nothing: 0).
+int allgatherm_partial_call(int p, int rank, std::int64_t total_bytes,
+                            AllgathermSchedule schedule = AllgathermSchedule::halves);
 
 // The algorithm RBC runs for `collective` ("bcast", "allreduce", "scan", ...: the function's
 // name) with `count` elements of `type` per rank on a communicator of p ranks, for reports.

@@ -1419,8 +1419,9 @@ class Sorter {
       layer_.allgather_merge(pool, small.comm, small.keys.data(), static_cast<int>(m),
                              small.gathered.data(), static_cast<int>(total), type_,
                              window_merger(total, small.t0 - small.gb, small.t1 - small.gb,
-                                           rbc::allgatherm_partial_call(small.size, small.rank,
-                                                                        total * static_cast<std::int64_t>(sizeof(T)))),
+                                           layer_.allgather_partial_call(
+                                               small.comm, total * static_cast<std::int64_t>(sizeof(T)),
+                                               small.first_level)),
                              [this, s] {
                                copy_share(*s, s->gathered.data() + (s->t0 - s->gb));
                                s->gathered.release();
