@@ -3,6 +3,7 @@
 // collectives ...", naming both. Expected to FAIL (see expect_failure.sh in BUILD.bazel).
 //   mismatch_run barrier_vs_bcast   rank 1 calls barrier, the others bcast from rank 0
 //   mismatch_run count              rank 2 broadcasts 2 ints, the others 1
+//   mismatch_run allgatherm_schedule rank 0 merges by halves, the others by the fold
 // Mismatches no message of the collective itself reveals (its messages never meet, or only flow
 // away from the odd rank); the checked build's signature handshake (collective.hpp) names them:
 //   mismatch_run bcast_root         the last rank broadcasts from itself, the others from rank 0
@@ -47,6 +48,11 @@ int main(int argc, char** argv) {
   } else if (mode == "gather_root") {
     int all[64] = {};
     rbc::gather(values, 1, MPI_INT, all, 1, MPI_INT, world.rank() == 1 ? 1 : 0, world);
+  } else if (mode == "allgatherm_schedule") {
+    int all[64] = {};
+    const rbc::Merger keep = [](void*, void*, void*) {};
+    rbc::allgatherm(values, 1, all, world.size(), MPI_INT, keep, world,
+                    world.rank() == 0 ? rbc::AllgathermSchedule::halves : rbc::AllgathermSchedule::fold);
   } else if (mode == "extra_collective") {
     rbc::bcast(values, 1, MPI_INT, 0, world);
     if (world.rank() == 1) rbc::barrier(world);
