@@ -1671,130 +1671,31 @@ inline std::vector<HalvesLevel> halves_levels(int p, int rank) {
   return levels;
 }
 
-// Merging allgather by halves (halves_levels): partners swap their blocks' sorted runs and both
-// merge them, the lower ranks' run first, so ties stay in rank order. Block sizes travel with
-// the data: a receive is posted for at most what the total leaves, and its status tells how
-// much came. Against a merging gather's counts and data up a tree and a broadcast down it, one
-// exchange per level. The last merge call on a rank is its top level's, whose result only goes
-// to recvbuf (allgatherm_partial_call).
-class AllgathermHalves final : public Collective {
- public:
-  AllgathermHalves(const void* sendbuf, int sendcount, void* recvbuf, int total, MPI_Datatype type, Merger merge,
-                   const RangeComm& comm)
-      : Collective(comm, detail::Kind::allgatherm, -1, total),
+// What both merging allgathers share: a block of the runs gathered so far, in rank order, and
+// the run that arrives from a partner, which joins it before or after and is merged. Block sizes
+// travel with the data: a receive is posted for at most what the total leaves, and its status
+// tells how much came.
+class MergingAllgather : public Collective {
+ protected:
+  MergingAllgather(detail::Kind kind, const void* sendbuf, int sendcount, void* recvbuf, int total,
+                   MPI_Datatype type, Merger merge, const RangeComm& comm)
+      : Collective(comm, kind, -1, total),
         recvbuf_(recvbuf),
         total_(total),
         element_(TypeInfo(type).size),
         merge_(std::move(merge)),
-        levels_(halves_levels(comm.size(), comm.rank())),
         block_(scratch().take(static_cast<std::size_t>(total) * element_)),
         incoming_(scratch().take(static_cast<std::size_t>(total) * element_)) {
     block_.assign(static_cast<const char*>(sendbuf),
                   static_cast<const char*>(sendbuf) + static_cast<std::size_t>(sendcount) * element_);
   }
-  ~AllgathermHalves() override {
+  ~MergingAllgather() override {
     scratch().give(std::move(block_));
     scratch().give(std::move(incoming_));
   }
 
- private:
   int me() const { return comm().rank(); }
   int bytes(std::int64_t elements) const { return message_bytes("allgatherm", elements * element_); }
-  std::int64_t count() const { return static_cast<std::int64_t>(block_.size()) / element_; }
-
-  // Completions of sends come here too (a large payload's); only the receive's status counts.
-  void completed(std::size_t index, const MPI_Status& status) override {
-    if (index == receive_slot_) arrived_ = detail::payload_count(status, MPI_BYTE) / element_;
-  }
-
-  // Joins the run that arrived from partner_ to this block, in rank order, and merges.
-  void absorb() {
-    const std::size_t mine = block_.size();
-    const std::size_t theirs = static_cast<std::size_t>(arrived_ * element_);
-    const bool before = partner_ < me();
-    block_.insert(before ? block_.begin() : block_.end(), incoming_.begin(), incoming_.begin() + theirs);
-    char* first = block_.data();
-    merge_(first, first + (before ? theirs : mine), first + mine + theirs);
-    partner_ = -1;
-  }
-
-  // Every rank sends its run on every level even when the total is wrong, so that its peers
-  // throw too instead of waiting; each throws once nothing of its own is in flight.
-  void step() override {
-    if (partner_ >= 0) absorb();
-    if (level_ < levels_.size()) {
-      const HalvesLevel& level = levels_[level_++];
-      if (level.partner >= 0) send(block_.data(), bytes(count()), MPI_BYTE, level.partner, detail::kForward);
-      if (level.extra >= 0) send(block_.data(), bytes(count()), MPI_BYTE, level.extra, detail::kForward);
-      const std::int64_t room = std::max<std::int64_t>(total_ - count(), 0);
-      incoming_.resize(static_cast<std::size_t>(room * element_));
-      receive_slot_ = awaited().size();
-      receive_at_most(incoming_.data(), bytes(room), MPI_BYTE, level.from, detail::kForward);
-      partner_ = level.from;
-      return;
-    }
-    finish();
-    if (count() != total_) {
-      throw Error("allgatherm: the ranks expect " + std::to_string(total_) + " elements in all but contribute " +
-                  std::to_string(count()));
-    }
-    std::copy(block_.begin(), block_.end(), static_cast<char*>(recvbuf_));
-  }
-
-  void* recvbuf_;
-  std::int64_t total_;
-  std::int64_t element_;
-  Merger merge_;
-  std::vector<HalvesLevel> levels_;
-  std::size_t level_ = 0;
-  std::int64_t arrived_ = 0;
-  std::size_t receive_slot_ = 0;
-  // Pooled (and never zeroed): a fresh block per call faulted its pages in again once the heap
-  // had been trimmed, which on 4 ranks sharing 2 cores made a merging allgather of 64 KiB in
-  // all 10x slower (docs/benchmarks.md, "Pages faulted in again").
-  detail::Bytes block_;
-  detail::Bytes incoming_;
-  int partner_ = -1;
-};
-
-// Merging allgather on the butterfly with MPICH's fold (AllgathermSchedule::fold): partners swap
-// their blocks' sorted runs and both merge them (the lower ranks' run first, so ties stay in
-// rank order). Block sizes travel with the data: a receive is posted for at most what the total
-// leaves, and its status tells how much came. log2 q + 2 rounds, against the merging gather's
-// counts and data up a tree and a broadcast down it. Above kForwardBytes in all, a folding rank
-// hands its partner the two runs of its last round (its block as it sends it, the other one as
-// it arrives) rather than their merge, so that on every rank the last merge call is the one
-// whose result only goes to recvbuf (allgatherm_partial_call); below, the extra message costs
-// more than the merge it spares.
-class AllgathermFold final : public Collective {
- public:
-  AllgathermFold(const void* sendbuf, int sendcount, void* recvbuf, int total, MPI_Datatype type, Merger merge,
-                     const RangeComm& comm)
-      : Collective(comm, detail::Kind::allgatherm_fold, -1, total),
-        recvbuf_(recvbuf),
-        total_(total),
-        element_(TypeInfo(type).size),
-        merge_(std::move(merge)),
-        forward_(forwards(total * element_)),
-        block_(scratch().take(static_cast<std::size_t>(total) * element_)),
-        incoming_(scratch().take(static_cast<std::size_t>(total) * element_)) {
-    block_.assign(static_cast<const char*>(sendbuf),
-                  static_cast<const char*>(sendbuf) + static_cast<std::size_t>(sendcount) * element_);
-  }
-  ~AllgathermFold() override {
-    scratch().give(std::move(block_));
-    scratch().give(std::move(incoming_));
-  }
-
-  // Above this many bytes in all, a folding rank hands its neighbour its last round's two runs.
-  static constexpr std::int64_t kForwardBytes = 8 << 10;
-  static bool forwards(std::int64_t total_bytes) { return total_bytes > kForwardBytes; }
-
- private:
-  int me() const { return comm().rank(); }
-  int bytes(std::int64_t elements) const { return message_bytes("allgatherm", elements * element_); }
-  // A folding rank past its last round's partner: it hands both of that round's runs over.
-  bool hands_runs_over() const { return forward_ && fly_.folds() && fly_.rounds_done(); }
   // Elements gathered so far.
   std::int64_t count() const { return static_cast<std::int64_t>(block_.size()) / element_; }
 
@@ -1821,12 +1722,86 @@ class AllgathermFold final : public Collective {
   void absorb() {
     const std::size_t mine = block_.size();
     const std::size_t theirs = static_cast<std::size_t>(arrived_ * element_);
-    block_.insert(partner_ < me() ? block_.begin() : block_.end(), incoming_.begin(), incoming_.begin() + theirs);
+    const bool before = partner_ < me();
+    block_.insert(before ? block_.begin() : block_.end(), incoming_.begin(), incoming_.begin() + theirs);
     char* first = block_.data();
-    merge_(first, first + (partner_ < me() ? theirs : mine), first + mine + theirs);
+    merge_(first, first + (before ? theirs : mine), first + mine + theirs);
     partner_ = -1;
   }
 
+  [[noreturn]] void throw_total(std::int64_t got) const {
+    throw Error("allgatherm: the ranks expect " + std::to_string(total_) + " elements in all but contribute " +
+                std::to_string(got));
+  }
+
+  void* recvbuf_;
+  std::int64_t total_;
+  std::int64_t element_;
+  Merger merge_;
+  std::int64_t arrived_ = 0;
+  std::size_t receive_slot_ = 0;
+  // Pooled (and never zeroed): a fresh block per call faulted its pages in again once the heap
+  // had been trimmed, which on 4 ranks sharing 2 cores made a merging allgather of 64 KiB in
+  // all 10x slower (docs/benchmarks.md, "Pages faulted in again").
+  detail::Bytes block_;
+  detail::Bytes incoming_;
+  int partner_ = -1;  // whose run is awaited, or -1
+};
+
+// Merging allgather by halves (halves_levels): partners swap their blocks' sorted runs and both
+// merge them, the lower ranks' run first, so ties stay in rank order. Against a merging gather's
+// counts and data up a tree and a broadcast down it, one exchange per level. The last merge
+// call on a rank is its top level's, whose result only goes to recvbuf (allgatherm_partial_call).
+class AllgathermHalves final : public MergingAllgather {
+ public:
+  AllgathermHalves(const void* sendbuf, int sendcount, void* recvbuf, int total, MPI_Datatype type, Merger merge,
+                   const RangeComm& comm)
+      : MergingAllgather(detail::Kind::allgatherm, sendbuf, sendcount, recvbuf, total, type, std::move(merge), comm),
+        levels_(halves_levels(comm.size(), comm.rank())) {}
+
+ private:
+  // Every rank sends its run on every level even when the total is wrong, so that its peers
+  // throw too instead of waiting; each throws once nothing of its own is in flight.
+  void step() override {
+    if (partner_ >= 0) absorb();
+    if (level_ < levels_.size()) {
+      const HalvesLevel& level = levels_[level_++];
+      if (level.partner >= 0) send(block_.data(), bytes(count()), MPI_BYTE, level.partner, detail::kForward);
+      if (level.extra >= 0) send(block_.data(), bytes(count()), MPI_BYTE, level.extra, detail::kForward);
+      receive_run(level.from, detail::kForward);
+      return;
+    }
+    finish();
+    if (count() != total_) throw_total(count());
+    std::copy(block_.begin(), block_.end(), static_cast<char*>(recvbuf_));
+  }
+
+  std::vector<HalvesLevel> levels_;
+  std::size_t level_ = 0;
+};
+
+// Merging allgather on the butterfly with MPICH's fold (AllgathermSchedule::fold): partners swap
+// their blocks' sorted runs and both merge them (the lower ranks' run first, so ties stay in
+// rank order). log2 q + 2 rounds. Above kForwardBytes in all, a folding rank
+// hands its partner the two runs of its last round (its block as it sends it, the other one as
+// it arrives) rather than their merge, so that on every rank the last merge call is the one
+// whose result only goes to recvbuf (allgatherm_partial_call); below, the extra message costs
+// more than the merge it spares.
+class AllgathermFold final : public MergingAllgather {
+ public:
+  AllgathermFold(const void* sendbuf, int sendcount, void* recvbuf, int total, MPI_Datatype type, Merger merge,
+                 const RangeComm& comm)
+      : MergingAllgather(detail::Kind::allgatherm_fold, sendbuf, sendcount, recvbuf, total, type, std::move(merge),
+                         comm),
+        forward_(forwards(total * element_)) {}
+
+  // Above this many bytes in all, a folding rank hands its neighbour its last round's two runs.
+  static constexpr std::int64_t kForwardBytes = 8 << 10;
+  static bool forwards(std::int64_t total_bytes) { return total_bytes > kForwardBytes; }
+
+ private:
+  // A folding rank past its last round's partner: it hands both of that round's runs over.
+  bool hands_runs_over() const { return forward_ && fly_.folds() && fly_.rounds_done(); }
   void step() override {
     if (state_ == 0) {
       ++state_;
@@ -1900,29 +1875,12 @@ class AllgathermFold final : public Collective {
     return last;
   }
 
-  [[noreturn]] void throw_total(std::int64_t got) const {
-    throw Error("allgatherm: the ranks expect " + std::to_string(total_) + " elements in all but contribute " +
-                std::to_string(got));
-  }
-
   static constexpr int kFoldedIn = 100;
   static constexpr int kFoldedLast = 101;
   static constexpr int kFoldedMerged = 102;
   static constexpr int kDone = 103;
-  void* recvbuf_;
-  std::int64_t total_;
-  std::int64_t element_;
-  Merger merge_;
   bool forward_;  // above kForwardBytes: the folded-in rank merges the last round itself
-  std::int64_t arrived_ = 0;
-  std::size_t receive_slot_ = 0;
-  // Pooled (and never zeroed): a fresh block per call faulted its pages in again once the heap
-  // had been trimmed, which on 4 ranks sharing 2 cores made a merging allgather of 64 KiB in
-  // all 10x slower (docs/benchmarks.md, "Pages faulted in again").
-  detail::Bytes block_;
-  detail::Bytes incoming_;
   Butterfly fly_{comm().size(), comm().rank()};
-  int partner_ = -1;
 };
 
 // Barrier on the butterfly (recursive doubling, with the fold for p not a power of two): in
