@@ -1,6 +1,7 @@
 #include "rbc/collectives.hpp"
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cstdint>
 #include <cstring>
@@ -1566,7 +1567,7 @@ class Gatherm final : public Collective {
   ~Gatherm() override { scratch().give(std::move(block_)); }
 
  private:
-  // Room for the subtree's elements behind this rank's own, from the pool (as AllgathermHalves').
+  // Room for the subtree's elements behind this rank's own, from the pool (as MergingAllgather's).
   void make_room(std::size_t bytes) {
     if (block_.capacity() < bytes) {
       detail::Bytes larger = scratch().take(bytes);
@@ -1647,8 +1648,15 @@ struct HalvesLevel {
   int extra;    // also sends its run to this rank (the lone rank), or -1
 };
 
-inline std::vector<HalvesLevel> halves_levels(int p, int rank) {
-  std::vector<HalvesLevel> levels;
+// A rank's levels in place (p < 2^31: at most 31), so that a call allocates nothing for them.
+struct HalvesLevels {
+  std::array<HalvesLevel, 31> level{};
+  int count = 0;
+  void push_back(const HalvesLevel& next) { level[static_cast<std::size_t>(count++)] = next; }
+};
+
+inline HalvesLevels halves_levels(int p, int rank) {
+  HalvesLevels levels;
   int lo = 0, m = p;
   while (m > 1) {
     const int a = (m + 1) / 2, b = m / 2;
@@ -1667,7 +1675,7 @@ inline std::vector<HalvesLevel> halves_levels(int p, int rank) {
       m = b;
     }
   }
-  std::reverse(levels.begin(), levels.end());
+  std::reverse(levels.level.begin(), levels.level.begin() + levels.count);
   return levels;
 }
 
@@ -1764,8 +1772,8 @@ class AllgathermHalves final : public MergingAllgather {
   // throw too instead of waiting; each throws once nothing of its own is in flight.
   void step() override {
     if (partner_ >= 0) absorb();
-    if (level_ < levels_.size()) {
-      const HalvesLevel& level = levels_[level_++];
+    if (level_ < levels_.count) {
+      const HalvesLevel& level = levels_.level[static_cast<std::size_t>(level_++)];
       if (level.partner >= 0) send(block_.data(), bytes(count()), MPI_BYTE, level.partner, detail::kForward);
       if (level.extra >= 0) send(block_.data(), bytes(count()), MPI_BYTE, level.extra, detail::kForward);
       receive_run(level.from, detail::kForward);
@@ -1776,8 +1784,8 @@ class AllgathermHalves final : public MergingAllgather {
     std::copy(block_.begin(), block_.end(), static_cast<char*>(recvbuf_));
   }
 
-  std::vector<HalvesLevel> levels_;
-  std::size_t level_ = 0;
+  HalvesLevels levels_;
+  int level_ = 0;
 };
 
 // Merging allgather on the butterfly with MPICH's fold (AllgathermSchedule::fold): partners swap
@@ -2712,7 +2720,7 @@ int allgatherm_partial_call(int p, int rank, std::int64_t total_bytes, Allgather
   if (p < 1 || rank < 0 || rank >= p) {
     throw Error("allgatherm_partial_call: rank " + std::to_string(rank) + " of " + std::to_string(p) + " ranks");
   }
-  if (schedule == AllgathermSchedule::halves) return static_cast<int>(halves_levels(p, rank).size());
+  if (schedule == AllgathermSchedule::halves) return halves_levels(p, rank).count;
   const Butterfly fly(p, rank);
   const bool forward = AllgathermFold::forwards(total_bytes);
   if (fly.folded_in()) return forward ? 1 : 0;
