@@ -192,16 +192,15 @@ struct Totals {
   int cases = 0;
 };
 
-// How many times gather_elements a whole input allgathered on p PEs may hold.
-long long whole_factor(int p) { return p == 4 || p == 8 ? 4 : 2; }
+// How many times gather_elements a whole input allgathered may hold.
+constexpr long long kWholeFactor = 2;
 
 // Whether `choice` sorts a whole input of n elements of an exact order by one merging allgather
-// although n is above `limit` (gather_elements): the RBC layer on one node, up to twice that
-// (four times on 4 or 8 PEs).
+// although n is above `limit` (gather_elements): the RBC layer on one node, up to twice that.
 bool allgathers_whole(const LayerChoice& choice, long long n, int p, bool one_node,
                       long long limit = jquick::Config().gather_elements) {
   return choice.layer == jquick::Layer::rbc && one_node && p >= 3 && n > limit &&
-         n <= whole_factor(p) * limit;
+         n <= kWholeFactor * limit;
 }
 
 void run_grid(Checker& check, const Options& options, std::vector<Totals>& totals) {
@@ -519,9 +518,9 @@ void run_special(Checker& check, const Options& options) {
   }
   if (p >= 3) {
     // On one node the RBC layer sorts a whole input of an exact order of up to twice
-    // gather_elements (four times on 4 or 8 PEs) by one merging allgather: no distributed
-    // level. Past that, or for an order that is not exact, it recurses.
-    Context c(check, "whole input of up to ", whole_factor(p), " times gather_elements");
+    // gather_elements by one merging allgather: no distributed level. Past that, or for an
+    // order that is not exact, it recurses.
+    Context c(check, "whole input of up to ", kWholeFactor, " times gather_elements");
     const bool one_node = rbc::RangeComm::from_mpi(world).on_one_node();
     inputs::Params some = params;
     some.n_per_pe = 40;
@@ -534,7 +533,7 @@ void run_special(Checker& check, const Options& options) {
     const std::int64_t n = 40 * static_cast<std::int64_t>(p);
     for (const LayerChoice& choice : options.layers) {
       Context cl(check, choice.name);
-      const std::int64_t most_allgathered = n / whole_factor(p);  // n: a multiple of 40 p
+      const std::int64_t most_allgathered = n / kWholeFactor;  // n: a multiple of 40 p
       for (const std::int64_t limit : {most_allgathered, most_allgathered - 1}) {
         Context cg(check, "gather_elements=", limit);
         jquick::Config config = config_for(choice, 29);

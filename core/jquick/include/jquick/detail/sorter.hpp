@@ -317,21 +317,20 @@ class Sorter {
 
   // Whether the whole input of n elements on >= 3 PEs is one base case: at most
   // gather_elements, or, where it is one merging allgather (an exact order on one node:
-  // allgathers), up to twice that, and four times that on 4 or 8 PEs. The allgather has no root
-  // that merges and sends everything; on one node an input of 4097 to 8192 elements on 3 to 16
-  // PEs took 0.56-0.90x the time of a distributed level and its base cases in simulation,
-  // 0.45-0.98x on the 2-core VM (oversubscribed). Its two or three rounds also beat the two
-  // levels (and their pair base cases) of up to four times that on 4 or 8 PEs; on 16 PEs, four
-  // rounds carrying fifteen sixteenths of the input no longer do (docs/benchmarks.md, "A whole
-  // input of twice gather_elements allgathered" and "... four times ... on 4 or 8 PEs").
+  // allgathers), up to twice that. The allgather has no root that merges and sends everything;
+  // on one node an input of 4097 to 8192 elements on 3 to 16 PEs took 0.56-0.90x the time of a
+  // distributed level and its base cases in simulation, 0.45-0.98x on the 2-core VM
+  // (oversubscribed). Four times that on 4 or 8 PEs (c479963) lost to the recursion once its
+  // base cases were cut between two roots (docs/benchmarks.md, "A whole input of twice
+  // gather_elements allgathered" and "The whole input allgathered up to twice gather_elements
+  // again").
   bool whole_is_small(std::int64_t n) const {
     if (is_small(n)) return true;
     if constexpr (!kExactOrder || !LayerT::kMergingAllgather) {
       return false;
     } else {
       if (!layer_.within_node(layer_.root())) return false;
-      const std::int64_t factor = p_ == 4 || p_ == 8 ? 4 : 2;
-      return is_small((n + factor - 1) / factor);
+      return is_small((n + 1) / 2);
     }
   }
 
