@@ -481,6 +481,35 @@ void run_special(Checker& check, const Options& options) {
     }
     if (rbc_layer) check.check(cut > 0, "no gathered base case was cut between two roots");
   }
+  if (p >= 5) {
+    // Every child is small enough to gather by count (gather_elements = n - 1), but each holds
+    // about 2000 elements per member, above the RBC layer's 1024 per member gathered: there a
+    // child of >= 3 members takes a further level; the MPI layer gathers it (one level).
+    Context c(check, "at most 1024 elements per member gathered");
+    inputs::Params many = params;
+    many.n_per_pe = 2000;
+    const std::vector<Item> items =
+        items_from(inputs::generate<std::uint64_t>(inputs::Distribution::kUniform, many), rank);
+    MPI_Datatype item_type;
+    MPI_Type_contiguous(sizeof(Item), MPI_BYTE, &item_type);
+    MPI_Type_commit(&item_type);
+    for (const LayerChoice& choice : options.layers) {
+      Context cl(check, choice.name);
+      jquick::Config config = config_for(choice, 33);
+      config.gather_elements = 2000 * static_cast<std::int64_t>(p) - 1;
+      std::vector<Item> x = items;
+      const jquick::Stats stats = jquick::sort(x, item_type, world, ItemLess(), config);
+      verify(check, items, x, ItemLess(), world);
+      int most = 0;
+      MPI_Allreduce(&stats.levels, &most, 1, MPI_INT, MPI_MAX, world);
+      if (choice.layer == jquick::Layer::rbc) {
+        check.check(most >= 2, "a child of more than 1024 elements per member was gathered");
+      } else {
+        check.equal(most, 1, "levels where every child is gathered");
+      }
+    }
+    MPI_Type_free(&item_type);
+  }
   {
     // A gathered base case sends keys only and merges the members' runs stably in rank order:
     // equivalent keys that differ (-0.0 and +0.0; equal keys with different payloads) must

@@ -55,9 +55,10 @@ struct Config {
   // of them down a binomial tree, after which every PE keeps exactly its share. Two tree
   // collectives instead of about log2 p' levels of four each (with an exact order, such as
   // std::less on numbers, the RBC layer may take one merging allgather where that is cheaper,
-  // and a whole input on one node of up to twice this many, four times on 4 or 8 PEs; where it
-  // gathers, it gathers each half of the group to its own root, and the two roots swap their
-  // runs: docs/benchmarks.md). 0 turns it off. 4096: measured against 1024 and 16384 on Open MPI
+  // and a whole input on one node of up to twice this many; where it gathers, it gathers each
+  // half of the group to its own root, and the two roots swap their runs. On the RBC layer a
+  // sub-problem below the whole input also needs at most 1024 elements per PE, or it recurses:
+  // docs/benchmarks.md). 0 turns it off. 4096: measured against 1024 and 16384 on Open MPI
   // (8 ranks) and SMPI (16, 64 ranks), docs/benchmarks.md.
   std::int64_t gather_elements = 4096;
   // Added to every global index (a test knob: exercises 64-bit index arithmetic far beyond

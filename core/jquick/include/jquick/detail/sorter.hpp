@@ -315,6 +315,19 @@ class Sorter {
            elements * static_cast<std::int64_t>(sizeof(T)) < INT_MAX / 2;
   }
 
+  // Whether a child task of `elements` on `members` >= 3 PEs is a gathered base case. Where a
+  // level's communicators cost nothing (RBC), only up to kGatherPerMember elements per member:
+  // a gathered base case moves all but a member's share through its root (its part's root where
+  // cut), while another level and pairs move each element about once more. At n/p = 2048 on 8,
+  // 12 and 16 PEs, groups of 3 to 4 PEs with about 4096 elements took longer gathered
+  // (simulated `supermuc` 4-9%, `node-16c` 4%; docs/benchmarks.md, "At most 1024 elements per
+  // member gathered"); on the MPI layer, where a level creates communicators, not so.
+  static constexpr std::int64_t kGatherPerMember = 1024;
+  bool child_is_small(std::int64_t elements, int members) const {
+    if (!is_small(elements)) return false;
+    return !LayerT::kMergingAllgather || elements <= kGatherPerMember * members;
+  }
+
   // Whether the whole input of n elements on >= 3 PEs is one base case: at most
   // gather_elements, or, where it is one merging allgather (an exact order on one node:
   // allgathers), up to twice that. The allgather has no root that merges and sends everything;
@@ -963,7 +976,7 @@ class Sorter {
                                       c.last - creation.parent->first, creation.member,
                                       creation.which);
       if (!creation.member) continue;
-      if (is_small(c.ge - c.gb)) {
+      if (child_is_small(c.ge - c.gb, c.last - c.first + 1)) {
         auto small = std::make_unique<Small>();
         small->gb = c.gb;
         small->ge = c.ge;
