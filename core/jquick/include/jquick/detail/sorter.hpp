@@ -320,8 +320,8 @@ class Sorter {
   // a gathered base case moves all but a member's share through its root (its part's root where
   // cut), while another level and pairs move each element about once more. At n/p = 2048 on 8,
   // 12 and 16 PEs, groups of 3 to 4 PEs with about 4096 elements took longer gathered
-  // (simulated `supermuc` 4-9%, `node-16c` 4%; docs/benchmarks.md, "At most 1024 elements per
-  // member gathered"); on the MPI layer, where a level creates communicators, not so.
+  // (simulated `supermuc` 4-9%, `node-16c` 4%; docs/benchmarks.md, "Fewer gathered base
+  // cases"); on the MPI layer, where a level creates communicators, not so.
   static constexpr std::int64_t kGatherPerMember = 1024;
   bool child_is_small(std::int64_t elements, int members) const {
     if (!is_small(elements)) return false;
@@ -335,8 +335,7 @@ class Sorter {
   // distributed level and its base cases in simulation, 0.45-0.98x on the 2-core VM
   // (oversubscribed). Four times that on 4 or 8 PEs (c479963) lost to the recursion once its
   // base cases were cut between two roots (docs/benchmarks.md, "A whole input of twice
-  // gather_elements allgathered" and "The whole input allgathered up to twice gather_elements
-  // again").
+  // gather_elements allgathered" and "Fewer gathered base cases").
   bool whole_is_small(std::int64_t n) const {
     if (is_small(n)) return true;
     if constexpr (!kExactOrder || !LayerT::kMergingAllgather) {
