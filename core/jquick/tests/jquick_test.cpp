@@ -167,6 +167,22 @@ void verify(Checker& check, const std::vector<T>& input, const std::vector<T>& o
   }
 }
 
+// Item's MPI datatype, freed when it goes.
+class ItemType {
+ public:
+  ItemType() {
+    MPI_Type_contiguous(sizeof(Item), MPI_BYTE, &type_);
+    MPI_Type_commit(&type_);
+  }
+  ~ItemType() { MPI_Type_free(&type_); }
+  ItemType(const ItemType&) = delete;
+  ItemType& operator=(const ItemType&) = delete;
+  operator MPI_Datatype() const { return type_; }
+
+ private:
+  MPI_Datatype type_ = MPI_DATATYPE_NULL;
+};
+
 std::vector<Item> items_from(const std::vector<std::uint64_t>& keys, int rank) {
   std::vector<Item> items;
   for (std::size_t i = 0; i < keys.size(); ++i) {
@@ -349,9 +365,7 @@ void run_special(Checker& check, const Options& options) {
     const std::vector<Item> items = items_from(
         inputs::generate<std::uint64_t>(inputs::Distribution::kRandomizedDuplicates, params), rank);
     params.n_per_pe = 300;
-    MPI_Datatype item_type;
-    MPI_Type_contiguous(sizeof(Item), MPI_BYTE, &item_type);
-    MPI_Type_commit(&item_type);
+    const ItemType item_type;
     std::vector<Item> reference;
     for (const LayerChoice& choice : options.layers) {
       Context cl(check, choice.name);
@@ -364,7 +378,6 @@ void run_special(Checker& check, const Options& options) {
         check.check(same_bytes(reference, data), "payload order differs across layers");
       }
     }
-    MPI_Type_free(&item_type);
   }
   {
     Context c(check, "int64 descending");
@@ -490,9 +503,7 @@ void run_special(Checker& check, const Options& options) {
     many.n_per_pe = 2000;
     const std::vector<Item> items =
         items_from(inputs::generate<std::uint64_t>(inputs::Distribution::kUniform, many), rank);
-    MPI_Datatype item_type;
-    MPI_Type_contiguous(sizeof(Item), MPI_BYTE, &item_type);
-    MPI_Type_commit(&item_type);
+    const ItemType item_type;
     for (const LayerChoice& choice : options.layers) {
       Context cl(check, choice.name);
       jquick::Config config = config_for(choice, 33);
@@ -508,7 +519,6 @@ void run_special(Checker& check, const Options& options) {
         check.equal(most, 1, "levels where every child is gathered");
       }
     }
-    MPI_Type_free(&item_type);
   }
   {
     // A gathered base case sends keys only and merges the members' runs stably in rank order:
@@ -520,9 +530,7 @@ void run_special(Checker& check, const Options& options) {
     dup.n_per_pe = 200;
     const std::vector<Item> items =
         items_from(inputs::generate<std::uint64_t>(inputs::Distribution::kRandomizedDuplicates, dup), rank);
-    MPI_Datatype item_type;
-    MPI_Type_contiguous(sizeof(Item), MPI_BYTE, &item_type);
-    MPI_Type_commit(&item_type);
+    const ItemType item_type;
     // An exact order's gathered base case may allgather instead (the RBC layer, within a node
     // or for little data): every layer must still give the same bytes.
     std::vector<double> first_layer;
@@ -543,7 +551,6 @@ void run_special(Checker& check, const Options& options) {
       verify(check, items, x, ItemLess(), world);
       check.check(same_bytes(x, y), "equal keys: a second run differs");
     }
-    MPI_Type_free(&item_type);
   }
   if (p >= 3) {
     // On one node the RBC layer sorts a whole input of an exact order of up to twice
@@ -556,9 +563,7 @@ void run_special(Checker& check, const Options& options) {
     const std::vector<double> keys = inputs::generate<double>(inputs::Distribution::kUniform, some);
     const std::vector<Item> items =
         items_from(inputs::generate<std::uint64_t>(inputs::Distribution::kUniform, some), rank);
-    MPI_Datatype item_type;
-    MPI_Type_contiguous(sizeof(Item), MPI_BYTE, &item_type);
-    MPI_Type_commit(&item_type);
+    const ItemType item_type;
     const std::int64_t n = 40 * static_cast<std::int64_t>(p);
     for (const LayerChoice& choice : options.layers) {
       Context cl(check, choice.name);
@@ -583,7 +588,6 @@ void run_special(Checker& check, const Options& options) {
         check.check(most[1] > 0, "an order that is not exact took no distributed level");
       }
     }
-    MPI_Type_free(&item_type);
   }
   {
     // Only the first half of the PEs (rounded up) hold keys: a merging allgather's members
