@@ -47,9 +47,9 @@ int per_pe_count(const std::string& op, std::int64_t n, int p) {
   return static_cast<int>(count);
 }
 
-std::string algorithm_of(const std::string& op, const std::string& impl, int count, int p,
+std::string algorithm_of(const std::string& op, const std::string& impl, int count, int p, bool one_node,
                          const bench::Context& ctx) {
-  if (impl == "rbc") return "rbc " + rbc::algorithm(op, count, MPI_DOUBLE, p);
+  if (impl == "rbc") return "rbc " + rbc::algorithm(op, count, MPI_DOUBLE, p, one_node);
   if (op == "scan_and_bcast") {
     return "iscan:" + ctx.mpi_algorithm("scan") + " + ibcast:" + ctx.mpi_algorithm("bcast");
   }
@@ -164,7 +164,7 @@ void run(const bench::Args& args, const bench::Context& ctx) {
         auto record = ctx.record("collectives");
         record.add("variant", op)
             .add("implementation", impl)
-            .add("algorithm", algorithm_of(op, impl, count, p, ctx))
+            .add("algorithm", algorithm_of(op, impl, count, p, rworld.on_one_node(), ctx))
             .add("n", n)
             .add("n_unit", op == "gather" ? "doubles at root" : op == "allgather" ? "doubles per PE received" : "doubles per PE")
             .add("count_per_pe", count)

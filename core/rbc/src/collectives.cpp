@@ -1392,13 +1392,15 @@ class AllgatherDoubling final : public Collective {
     }
   }
 
-  // Every power of two; other p while the whole block is short. There the fold beats the tree's
-  // 2 log2 p rounds; for longer blocks the butterfly's rounds, in which every rank sends, crowd
-  // the links a node's ranks share (simulated supermuc, 24 ranks on two nodes: 27.9 against
-  // 38.8 us at 8 KiB in all, 57.8 against 56.9 us at 32 KiB, 665 against 354 us at 512 KiB).
-  // `elements`: of `type`, in the whole block.
-  static bool applies(int p, std::int64_t elements, MPI_Datatype type) {
-    return p > 1 && ((p & (p - 1)) == 0 || elements * TypeInfo(type).size <= kFoldBytes);
+  // Every power of two; other p while the whole block is short, or on one node. There the fold
+  // beats the tree's 2 log2 p rounds; across nodes, for longer blocks, the butterfly's rounds,
+  // in which every rank sends, crowd the links a node's ranks share (simulated supermuc, 24
+  // ranks on two nodes: 27.9 against 38.8 us at 8 KiB in all, 57.8 against 56.9 us at 32 KiB,
+  // 665 against 354 us at 512 KiB). On one node the tree's root sends and receives everything:
+  // simulated supermuc, 12 ranks, 0.45-0.71x the tree's time from 48 KiB to 8 MiB in all
+  // (docs/benchmarks.md, "The allgather on one node"). `elements`: of `type`, in the whole block.
+  static bool applies(int p, std::int64_t elements, MPI_Datatype type, bool one_node) {
+    return p > 1 && ((p & (p - 1)) == 0 || one_node || elements * TypeInfo(type).size <= kFoldBytes);
   }
   static constexpr std::int64_t kFoldBytes = 16384;
   // The whole block's bytes up to which the rounds spread over a node's ranks.
@@ -2524,7 +2526,7 @@ Request allgather_call(Launch launch, const void* sendbuf, int sendcount, MPI_Da
   const int p = comm.size();
   check_apart("allgather", "sendbuf", region(sendbuf, sendcount, sendtype), "recvbuf",
               region(recvbuf, static_cast<std::int64_t>(recvcount) * p, recvtype));
-  if (AllgatherDoubling::applies(p, static_cast<std::int64_t>(recvcount) * p, recvtype)) {
+  if (AllgatherDoubling::applies(p, static_cast<std::int64_t>(recvcount) * p, recvtype, comm.on_one_node())) {
     if (launch == Launch::blocking &&
         direct_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)) {
       return Request();
@@ -2561,7 +2563,7 @@ Request allgatherv_call(Launch launch, const void* sendbuf, int sendcount, MPI_D
               region(recvbuf, recvcounts, displs, comm.size(), recvtype));
   std::int64_t elements = 0;
   for (int j = 0; j < comm.size(); ++j) elements += recvcounts[j];
-  if (AllgatherDoubling::applies(comm.size(), elements, recvtype)) {
+  if (AllgatherDoubling::applies(comm.size(), elements, recvtype, comm.on_one_node())) {
     return start<AllgatherDoubling>(launch, comm, "allgatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
                                     displs, recvtype, comm);
   }
@@ -2613,7 +2615,7 @@ Request barrier_call(Launch launch, const RangeComm& comm) {
 
 Request ibarrier(const RangeComm& comm) { return barrier_call(Launch::request, comm); }
 
-std::string algorithm(const std::string& collective, int count, MPI_Datatype type, int p) {
+std::string algorithm(const std::string& collective, int count, MPI_Datatype type, int p, bool one_node) {
   if (collective == "allreduce") {
     switch (allreduce_algorithm(type, count, p)) {
       case AllreduceAlgorithm::halving:
@@ -2641,7 +2643,7 @@ std::string algorithm(const std::string& collective, int count, MPI_Datatype typ
     return "binomial tree (one up-down sweep)";
   }
   if (collective == "allgather" || collective == "allgatherv") {
-    return AllgatherDoubling::applies(p, static_cast<std::int64_t>(count) * p, type) ? "recursive doubling"
+    return AllgatherDoubling::applies(p, static_cast<std::int64_t>(count) * p, type, one_node) ? "recursive doubling"
                                                                                      : "binomial tree gather + broadcast";
   }
   if (collective == "allgatherm") return "halves (ceil(log2 p) rounds), merging";

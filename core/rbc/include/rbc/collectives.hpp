@@ -133,8 +133,9 @@ int allgatherm_partial_call(int p, int rank, std::int64_t total_bytes,
                             AllgathermSchedule schedule = AllgathermSchedule::halves);
 
 // The algorithm RBC runs for `collective` ("bcast", "allreduce", "scan", ...: the function's
-// name) with `count` elements of `type` per rank on a communicator of p ranks, for reports.
-// Throws rbc::Error for an unknown name.
-std::string algorithm(const std::string& collective, int count, MPI_Datatype type, int p);
+// name) with `count` elements of `type` per rank on a communicator of p ranks, for reports;
+// `one_node`: whether its members share one node (RangeComm::on_one_node), which the
+// allgathers' choice depends on. Throws rbc::Error for an unknown name.
+std::string algorithm(const std::string& collective, int count, MPI_Datatype type, int p, bool one_node = false);
 
 }  // namespace rbc
