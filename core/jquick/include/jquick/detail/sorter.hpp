@@ -319,7 +319,7 @@ class Sorter {
   // level's communicators cost nothing (RBC), only up to kGatherPerMember elements per member:
   // a gathered base case moves all but a member's share through its root (its part's root where
   // cut), while another level and pairs move each element about once more. At n/p = 2048 on 8,
-  // 12 and 16 PEs, groups of 3 to 4 PEs with about 4096 elements took longer gathered
+  // 12 and 16 PEs, children of up to 4096 elements on 3 or more PEs took longer gathered
   // (simulated `supermuc` 4-9%, `node-16c` 4%; docs/benchmarks.md, "Fewer gathered base
   // cases"); on the MPI layer, where a level creates communicators, not so.
   static constexpr std::int64_t kGatherPerMember = 1024;
