@@ -284,16 +284,7 @@ void RbcLayer::scan_and_bcast_now(const Comm& comm, const long long* send, long 
 void RbcLayer::allgather(Pool& pool, const Comm& comm, const long long* send, long long* recv,
                          int count, Done done, bool now) {
   if (now) {
-    const int p = comm.size();
-    if ((p & (p - 1)) != 0 && merge_schedule(comm, now) == rbc::AllgathermSchedule::halves) {
-      // ceil(log2 p) rounds by halves where the butterfly's fold takes log2 q + 2. A merge that
-      // keeps both runs as they are is a stable merge of equal elements, which allgatherm
-      // leaves in rank order: each member's counts in its place.
-      const rbc::Merger keep = [](void*, void*, void*) {};
-      rbc::allgatherm(send, count, recv, count * p, MPI_LONG_LONG, keep, comm, rbc::AllgathermSchedule::halves);
-    } else {
-      rbc::allgather(send, count, MPI_LONG_LONG, recv, count, MPI_LONG_LONG, comm);
-    }
+    rbc::allgather(send, count, MPI_LONG_LONG, recv, count, MPI_LONG_LONG, comm);
     done();
     return;
   }

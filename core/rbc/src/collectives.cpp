@@ -1329,28 +1329,61 @@ class Gather final : public Collective {
   char* block_ = nullptr;
 };
 
-// Allgather and allgatherv by recursive doubling on the butterfly: in round k, participant v and
-// v xor 2^k swap the blocks of their 2^k-aligned groups, so after log2 q rounds of one message
-// each way every participant has everything (a tree needs 2 log2 p rounds: it gathers up, then
-// broadcasts the whole block down). For p not a power of two the butterfly's fold hands a
-// folded-in rank's part to its odd neighbour first and the whole block back at the end; the
-// ranks a participant stands for are contiguous, so every block is one range of ranks. The
-// block is assembled in rank order, in the receive buffer where its layout allows.
-// The ranks two partners hold before a butterfly round where each holds one run of `run`
-// consecutive participants (the rounds `done` so far): [first, last) participant v's, [from, to)
-// its partner's across `bit`.
-struct RoundRanks {
-  int first, last, from, to;
+// The levels of a merging allgather for one rank, innermost first: [0, p) splits into halves
+// [lo, lo + ceil(m/2)) and the rest, recursively, and each level joins two halves. Partners
+// i and ceil(m/2) + i swap runs; for m odd the lower half's last rank has none, and the upper
+// half's last rank sends its run to it as well. Every rank receives one run per level:
+// ceil(log2 p) rounds on the first rank, floor(log2 p) on the last, and on p a power of two the
+// butterfly's rounds in bit order. Against MPICH's fold (a pair hands its input over first and
+// gets the whole result back last) that is two rounds fewer where p is not a power of two, and
+// no round that carries everything (simulated supermuc, 12 ranks, 3072 keys: docs/benchmarks.md,
+// "A merging allgather by halves").
+struct HalvesLevel {
+  int partner;  // exchanges runs with this rank; -1 for the lone rank
+  int from;     // receives its run from this rank (the partner, or the upper half's last rank)
+  int extra;    // also sends its run to this rank (the lone rank), or -1
+  int first, last;              // this rank's half: the ranks it holds before the level
+  int other_first, other_last;  // the other half: the ranks it receives
 };
-RoundRanks round_ranks(const Butterfly& fly, int v, int done, int bit, int run) {
-  const int mine = v & ~done, theirs = (v ^ bit) & ~done;
-  return {fly.first(mine), fly.first(mine + run), fly.first(theirs), fly.first(theirs + run)};
+
+// A rank's levels in place (p < 2^31: at most 31), so that a call allocates nothing for them.
+struct HalvesLevels {
+  std::array<HalvesLevel, 31> level{};
+  int count = 0;
+  void push_back(const HalvesLevel& next) { level[static_cast<std::size_t>(count++)] = next; }
+};
+
+inline HalvesLevels halves_levels(int p, int rank) {
+  HalvesLevels levels;
+  int lo = 0, m = p;
+  while (m > 1) {
+    const int a = (m + 1) / 2, b = m / 2;
+    const int i = rank - lo;
+    if (i < a) {
+      if (i < b) {
+        levels.push_back({lo + a + i, lo + a + i, -1, lo, lo + a, lo + a, lo + m});
+      } else {
+        levels.push_back({-1, lo + a + b - 1, -1, lo, lo + a, lo + a, lo + m});
+      }
+      m = a;
+    } else {
+      const int j = i - a;
+      levels.push_back({lo + j, lo + j, a > b && j == b - 1 ? lo + a - 1 : -1, lo + a, lo + m, lo, lo + a});
+      lo += a;
+      m = b;
+    }
+  }
+  std::reverse(levels.level.begin(), levels.level.begin() + levels.count);
+  return levels;
 }
 
-class AllgatherDoubling final : public Collective {
- public:
-  AllgatherDoubling(const char* call, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                    int recvcount, const int* counts, const int* displs, MPI_Datatype recvtype, const RangeComm& comm)
+// Allgather and allgatherv assembled in one block of the parts in rank order, in the receive
+// buffer where its layout allows: what the schedules below share. A schedule sends and receives
+// ranges of ranks' parts, each one range of the block.
+class AllgatherBlock : public Collective {
+ protected:
+  AllgatherBlock(const char* call, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 int recvcount, const int* counts, const int* displs, MPI_Datatype recvtype, const RangeComm& comm)
       : Collective(comm, detail::Kind::allgather, -1, -1),
         call_(call),
         recvbuf_(recvbuf),
@@ -1370,9 +1403,6 @@ class AllgatherDoubling final : public Collective {
       direct = direct && slots_.displ(j) * recv_.size == offsets_[j];
     }
     direct_ = direct;
-    // Spread over a node's ranks while the whole block is short: longer ones would pay a copy
-    // of the runs each way per round.
-    if (offsets_.back() <= kSpreadBytes) fly_ = Butterfly(p, me, detail::CommAccess::node_bits(comm));
     if (direct_) {
       block_ = static_cast<char*>(recvbuf);
     } else {
@@ -1392,24 +1422,18 @@ class AllgatherDoubling final : public Collective {
     }
   }
 
-  // Every power of two; other p while the whole block is short, or on one node. There the fold
-  // beats the tree's 2 log2 p rounds; across nodes, for longer blocks, the butterfly's rounds,
-  // in which every rank sends, crowd the links a node's ranks share (simulated supermuc, 24
-  // ranks on two nodes: 27.9 against 38.8 us at 8 KiB in all, 57.8 against 56.9 us at 32 KiB,
-  // 665 against 354 us at 512 KiB). On one node the tree's root sends and receives everything:
-  // simulated supermuc, 12 ranks, 0.45-0.71x the tree's time from 48 KiB to 8 MiB in all
-  // (docs/benchmarks.md, "The allgather on one node"). `elements`: of `type`, in the whole block.
-  static bool applies(int p, std::int64_t elements, MPI_Datatype type, bool one_node) {
-    return p > 1 && ((p & (p - 1)) == 0 || one_node || elements * TypeInfo(type).size <= kFoldBytes);
-  }
-  static constexpr std::int64_t kFoldBytes = 16384;
-  // The whole block's bytes up to which the rounds spread over a node's ranks.
-  static constexpr std::int64_t kSpreadBytes = 16384;
-
- private:
   void pack_own() {
     detail::pack_elements(own_, own_count_, send_, block_ + offsets_[comm().rank()]);
     own_ = nullptr;
+  }
+  // Copy this rank's part into the block where it is still in the send buffer: before any round
+  // but the first, which sends only this part, and right after the first round is posted unless
+  // the part is long (pack_after_round_).
+  void pack_own_before_round(bool first_round) {
+    if (own_ != nullptr && !first_round) pack_own();
+  }
+  void pack_own_after_post() {
+    if (own_ != nullptr && !pack_after_round_) pack_own();
   }
 
   // Where the parts of ranks [first, last) go out from: straight from the send buffer while only
@@ -1426,7 +1450,85 @@ class AllgatherDoubling final : public Collective {
   void receive_ranks(int first, int last, int partner, detail::Phase phase) {
     receive(block_ + offsets_[first], ranks_bytes(first, last), MPI_BYTE, partner, phase);
   }
+  // Sends the parts of ranks [first, last) to `partner` and receives those of [from, to) from it.
+  void exchange_ranks(int first, int last, int from, int to, int partner, detail::Phase phase) {
+    exchange(ranks_out(first, last), ranks_bytes(first, last), bytes_, block_ + offsets_[from], ranks_bytes(from, to),
+             bytes_, partner, phase);
+  }
+  // The whole block is here: into the receive buffer where it was assembled elsewhere.
+  void complete() {
+    if (own_ != nullptr) pack_own();
+    if (!direct_) {
+      for (int j = 0; j < comm().size(); ++j) {
+        detail::unpack_elements(block_ + offsets_[j], slots_.count(j), recv_, slots_.at_rank(recvbuf_, j));
+      }
+    }
+    finish();
+  }
 
+  const char* call_;
+  void* recvbuf_;
+  TypeInfo recv_;
+  Slots slots_;
+  bool direct_ = false;
+  InlineVector<std::int64_t, 17> offsets_;  // inline up to 16 ranks
+  TypedBuffer storage_;
+  char* block_ = nullptr;
+  const void* own_ = nullptr;  // this rank's part until it is copied into the block
+  int own_count_ = 0;
+  TypeInfo send_{MPI_BYTE};
+  bool pack_after_round_ = false;  // own_ is copied once the first round is done, not during it
+  TypeInfo bytes_{MPI_BYTE};  // what the rounds' messages are counted in
+};
+
+// Allgather and allgatherv by recursive doubling on the butterfly: in round k, participant v and
+// v xor 2^k swap the blocks of their 2^k-aligned groups, so after log2 q rounds of one message
+// each way every participant has everything (a tree needs 2 log2 p rounds: it gathers up, then
+// broadcasts the whole block down). For p not a power of two the butterfly's fold hands a
+// folded-in rank's part to its odd neighbour first and the whole block back at the end; the
+// ranks a participant stands for are contiguous, so every block is one range of ranks.
+// The ranks two partners hold before a butterfly round where each holds one run of `run`
+// consecutive participants (the rounds `done` so far): [first, last) participant v's, [from, to)
+// its partner's across `bit`.
+struct RoundRanks {
+  int first, last, from, to;
+};
+RoundRanks round_ranks(const Butterfly& fly, int v, int done, int bit, int run) {
+  const int mine = v & ~done, theirs = (v ^ bit) & ~done;
+  return {fly.first(mine), fly.first(mine + run), fly.first(theirs), fly.first(theirs + run)};
+}
+
+// Which schedule an allgather of `elements` of `type` in all takes on p ranks.
+enum class AllgatherSchedule { doubling, halves, tree };
+
+class AllgatherDoubling final : public AllgatherBlock {
+ public:
+  AllgatherDoubling(const char* call, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    int recvcount, const int* counts, const int* displs, MPI_Datatype recvtype, const RangeComm& comm)
+      : AllgatherBlock(call, sendbuf, sendcount, sendtype, recvbuf, recvcount, counts, displs, recvtype, comm) {
+    // Spread over a node's ranks while the whole block is short: longer ones would pay a copy
+    // of the runs each way per round.
+    if (offsets_.back() <= kSpreadBytes) fly_ = Butterfly(comm.size(), comm.rank(), detail::CommAccess::node_bits(comm));
+  }
+
+  // Powers of two take the butterfly; on one node other p take the halves (AllgatherHalves).
+  // Across nodes the fold beats the tree's 2 log2 p rounds while the whole block is short; for
+  // longer blocks the butterfly's rounds, in which every rank sends, crowd the links a node's
+  // ranks share (simulated supermuc, 24 ranks on two nodes: 27.9 against 38.8 us at 8 KiB in
+  // all, 57.8 against 56.9 us at 32 KiB, 665 against 354 us at 512 KiB). On one node the tree's
+  // root sends and receives everything: simulated supermuc, 12 ranks, the fold took 0.45-0.71x
+  // the tree's time from 48 KiB to 8 MiB in all, and the halves 0.44-0.60x the fold's
+  // (docs/benchmarks.md, "The allgather on one node"). `elements`: of `type`, in the whole block.
+  static AllgatherSchedule schedule(int p, std::int64_t elements, MPI_Datatype type, bool one_node) {
+    if ((p & (p - 1)) == 0) return AllgatherSchedule::doubling;
+    if (one_node) return AllgatherSchedule::halves;
+    return elements * TypeInfo(type).size <= kFoldBytes ? AllgatherSchedule::doubling : AllgatherSchedule::tree;
+  }
+  static constexpr std::int64_t kFoldBytes = 16384;
+  // The whole block's bytes up to which the rounds spread over a node's ranks.
+  static constexpr std::int64_t kSpreadBytes = 16384;
+
+ private:
   void step() override {
     const int me = comm().rank();
     const int p = comm().size();
@@ -1455,20 +1557,15 @@ class AllgatherDoubling final : public Collective {
       const int done = fly_.done();
       const int partner = fly_.next_partner();
       if (partner >= 0) {
-        if (own_ != nullptr && done != 0) pack_own();
+        pack_own_before_round(done == 0);
         round_with(fly_.virtual_rank(), done, fly_.bit(), partner);
-        if (own_ != nullptr && !pack_after_round_) pack_own();
+        pack_own_after_post();
         return;
       }
       if (own_ != nullptr) pack_own();
       if (fly_.folds()) send_ranks(0, p, me - 1, detail::kDown);
     }
-    if (!direct_) {
-      for (int j = 0; j < comm().size(); ++j) {
-        detail::unpack_elements(block_ + offsets_[j], slots_.count(j), recv_, slots_.at_rank(recvbuf_, j));
-      }
-    }
-    finish();
+    complete();
   }
 
   // How many consecutive participants a run holds after the rounds `done`: 2^(its trailing ones).
@@ -1500,8 +1597,7 @@ class AllgatherDoubling final : public Collective {
     const int run = run_length(done);
     if ((done & ~(run - 1)) == 0) {
       const RoundRanks r = round_ranks(fly_, v, done, bit, run);
-      exchange(ranks_out(r.first, r.last), ranks_bytes(r.first, r.last), bytes_, block_ + offsets_[r.from],
-               ranks_bytes(r.from, r.to), bytes_, partner, detail::kUp);
+      exchange_ranks(r.first, r.last, r.from, r.to, partner, detail::kUp);
       return;
     }
     // For p not a power of two the partner's runs may hold more ranks than this one's.
@@ -1528,26 +1624,46 @@ class AllgatherDoubling final : public Collective {
     unpack_from_ = -1;
   }
 
-  const char* call_;
-  void* recvbuf_;
-  TypeInfo recv_;
-  Slots slots_;
-  bool direct_ = false;
-  InlineVector<std::int64_t, 17> offsets_;  // inline up to 16 ranks
-  TypedBuffer storage_;
-  char* block_ = nullptr;
-  const void* own_ = nullptr;  // this rank's part until it is copied into the block
-  int own_count_ = 0;
-  TypeInfo send_{MPI_BYTE};
-  bool pack_after_round_ = false;  // own_ is copied once the first round is done, not during it
   TypedBuffer outgoing_;  // a spread round's packed runs
-  TypeInfo bytes_{MPI_BYTE};  // what the rounds' messages are counted in
   TypedBuffer incoming_;
   int unpack_from_ = -1;  // whose runs incoming_ holds, and after which rounds
   int unpack_done_ = 0;
   Butterfly fly_{comm().size(), comm().rank()};
   static constexpr int kFoldedIn = 100;
   static constexpr int kUnpack = 101;
+};
+
+// Allgather and allgatherv by halves (halves_levels) on one node, p not a power of two: on each
+// level a rank swaps its half's parts with its partner's, and the upper half's last rank sends
+// them to the lower half's lone rank too. ceil(log2 p) rounds, each rank receiving every other
+// rank's part once; the butterfly's fold takes two more, the last carrying the whole block.
+class AllgatherHalves final : public AllgatherBlock {
+ public:
+  AllgatherHalves(const char* call, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  int recvcount, const int* counts, const int* displs, MPI_Datatype recvtype, const RangeComm& comm)
+      : AllgatherBlock(call, sendbuf, sendcount, sendtype, recvbuf, recvcount, counts, displs, recvtype, comm),
+        levels_(halves_levels(comm.size(), comm.rank())) {}
+
+ private:
+  void step() override {
+    if (level_ == levels_.count) {
+      complete();
+      return;
+    }
+    const HalvesLevel& l = levels_.level[static_cast<std::size_t>(level_)];
+    pack_own_before_round(level_ == 0);
+    if (l.extra >= 0) send_ranks(l.first, l.last, l.extra, detail::kForward);
+    if (l.partner >= 0) {
+      exchange_ranks(l.first, l.last, l.other_first, l.other_last, l.partner, detail::kForward);
+    } else {
+      receive_ranks(l.other_first, l.other_last, l.from, detail::kForward);
+    }
+    pack_own_after_post();
+    ++level_;
+  }
+
+  HalvesLevels levels_;
+  int level_ = 0;
 };
 
 // Merging gather: like gatherv, but every node merges its children's sorted runs into its own.
@@ -1634,52 +1750,6 @@ class Gatherm final : public Collective {
   std::vector<std::int64_t> child_counts_;
   detail::Bytes block_;
 };
-
-// The levels of a merging allgather for one rank, innermost first: [0, p) splits into halves
-// [lo, lo + ceil(m/2)) and the rest, recursively, and each level joins two halves. Partners
-// i and ceil(m/2) + i swap runs; for m odd the lower half's last rank has none, and the upper
-// half's last rank sends its run to it as well. Every rank receives one run per level:
-// ceil(log2 p) rounds on the first rank, floor(log2 p) on the last, and on p a power of two the
-// butterfly's rounds in bit order. Against MPICH's fold (a pair hands its input over first and
-// gets the whole result back last) that is two rounds fewer where p is not a power of two, and
-// no round that carries everything (simulated supermuc, 12 ranks, 3072 keys: docs/benchmarks.md,
-// "A merging allgather by halves").
-struct HalvesLevel {
-  int partner;  // exchanges runs with this rank; -1 for the lone rank
-  int from;     // receives its run from this rank (the partner, or the upper half's last rank)
-  int extra;    // also sends its run to this rank (the lone rank), or -1
-};
-
-// A rank's levels in place (p < 2^31: at most 31), so that a call allocates nothing for them.
-struct HalvesLevels {
-  std::array<HalvesLevel, 31> level{};
-  int count = 0;
-  void push_back(const HalvesLevel& next) { level[static_cast<std::size_t>(count++)] = next; }
-};
-
-inline HalvesLevels halves_levels(int p, int rank) {
-  HalvesLevels levels;
-  int lo = 0, m = p;
-  while (m > 1) {
-    const int a = (m + 1) / 2, b = m / 2;
-    const int i = rank - lo;
-    if (i < a) {
-      if (i < b) {
-        levels.push_back({lo + a + i, lo + a + i, -1});
-      } else {
-        levels.push_back({-1, lo + a + b - 1, -1});
-      }
-      m = a;
-    } else {
-      const int j = i - a;
-      levels.push_back({lo + j, lo + j, a > b && j == b - 1 ? lo + a - 1 : -1});
-      lo += a;
-      m = b;
-    }
-  }
-  std::reverse(levels.level.begin(), levels.level.begin() + levels.count);
-  return levels;
-}
 
 // What both merging allgathers share: a block of the runs gathered so far, in rank order, and
 // the run that arrives from a partner, which joins it before or after and is merged. Block sizes
@@ -2459,12 +2529,39 @@ void gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* re
 }
 
 namespace {
-// AllgatherDoubling's messages for equal parts in contiguous buffers, sent directly
-// (detail::Direct): the block is assembled in the receive buffer; false, with nothing sent,
-// where it does not run directly (other buffers, longer blocks, or this rank's rounds would not
-// go in bit order: spread across nodes).
-bool direct_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                      MPI_Datatype recvtype, const RangeComm& comm) {
+// AllgatherHalves' messages for equal parts, sent directly (direct_allgather).
+void direct_allgather_halves(detail::Direct& run, const void* own, char* block, std::int64_t part,
+                             const RangeComm& comm) {
+  using detail::CommAccess;
+  const int me = CommAccess::rank(comm);
+  const HalvesLevels levels = halves_levels(CommAccess::size(comm), me);
+  const auto bytes = [&](int first, int last) { return static_cast<int>(part * (last - first)); };
+  for (int k = 0; k < levels.count; ++k) {
+    const HalvesLevel& l = levels.level[static_cast<std::size_t>(k)];
+    // The first level sends only this rank's part, from the send buffer; it is placed after.
+    const void* out = k == 0 ? own : block + part * l.first;
+    char* in = block + part * l.other_first;
+    // The lone rank's part first: it waits for nothing else on this level.
+    if (l.extra >= 0) {
+      run.send(out, bytes(l.first, l.last), MPI_BYTE, CommAccess::mpi_rank(comm, l.extra), detail::kForward);
+    }
+    if (l.partner >= 0) {
+      run.exchange(out, bytes(l.first, l.last), in, bytes(l.other_first, l.other_last), MPI_BYTE,
+                   CommAccess::mpi_rank(comm, l.partner), detail::kForward);
+    } else {
+      run.receive(in, bytes(l.other_first, l.other_last), MPI_BYTE, CommAccess::mpi_rank(comm, l.from),
+                  detail::kForward);
+    }
+    if (k == 0 && own != block + part * me) copy_bytes(block + part * me, own, part);
+  }
+}
+
+// AllgatherDoubling's or AllgatherHalves' messages for equal parts in contiguous buffers, sent
+// directly (detail::Direct): the block is assembled in the receive buffer; false, with nothing
+// sent, where it does not run directly (other buffers, longer blocks, or this rank's rounds would
+// not go in bit order: spread across nodes).
+bool direct_allgather(AllgatherSchedule schedule, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                      void* recvbuf, int recvcount, MPI_Datatype recvtype, const RangeComm& comm) {
   using detail::CommAccess;
   const int me = CommAccess::rank(comm);
   const int p = CommAccess::size(comm);
@@ -2476,6 +2573,12 @@ bool direct_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
   if (!detail::Direct::applies(comm, MPI_BYTE, part * p)) return false;
   check_own_part("allgather", me, in_place ? part : static_cast<std::int64_t>(sendcount) * send.size, part);
   const int whole = message_bytes("allgather", part * p);
+  if (schedule == AllgatherSchedule::halves) {
+    detail::Direct run(comm);
+    char* block = static_cast<char*>(recvbuf);
+    direct_allgather_halves(run, in_place ? block + part * me : sendbuf, block, part, comm);
+    return true;
+  }
   Butterfly fly = part * p <= AllgatherDoubling::kSpreadBytes ? Butterfly(p, me, CommAccess::node_bits(comm))
                                                                : Butterfly(p, me);
   if (!fly.in_order()) return false;
@@ -2526,10 +2629,16 @@ Request allgather_call(Launch launch, const void* sendbuf, int sendcount, MPI_Da
   const int p = comm.size();
   check_apart("allgather", "sendbuf", region(sendbuf, sendcount, sendtype), "recvbuf",
               region(recvbuf, static_cast<std::int64_t>(recvcount) * p, recvtype));
-  if (AllgatherDoubling::applies(p, static_cast<std::int64_t>(recvcount) * p, recvtype, comm.on_one_node())) {
+  const AllgatherSchedule schedule =
+      AllgatherDoubling::schedule(p, static_cast<std::int64_t>(recvcount) * p, recvtype, comm.on_one_node());
+  if (schedule != AllgatherSchedule::tree) {
     if (launch == Launch::blocking &&
-        direct_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)) {
+        direct_allgather(schedule, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)) {
       return Request();
+    }
+    if (schedule == AllgatherSchedule::halves) {
+      return start<AllgatherHalves>(launch, comm, "allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                    nullptr, nullptr, recvtype, comm);
     }
     return start<AllgatherDoubling>(launch, comm, "allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                     nullptr, nullptr, recvtype, comm);
@@ -2563,9 +2672,15 @@ Request allgatherv_call(Launch launch, const void* sendbuf, int sendcount, MPI_D
               region(recvbuf, recvcounts, displs, comm.size(), recvtype));
   std::int64_t elements = 0;
   for (int j = 0; j < comm.size(); ++j) elements += recvcounts[j];
-  if (AllgatherDoubling::applies(comm.size(), elements, recvtype, comm.on_one_node())) {
-    return start<AllgatherDoubling>(launch, comm, "allgatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
+  switch (AllgatherDoubling::schedule(comm.size(), elements, recvtype, comm.on_one_node())) {
+    case AllgatherSchedule::doubling:
+      return start<AllgatherDoubling>(launch, comm, "allgatherv", sendbuf, sendcount, sendtype, recvbuf, 0,
+                                      recvcounts, displs, recvtype, comm);
+    case AllgatherSchedule::halves:
+      return start<AllgatherHalves>(launch, comm, "allgatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
                                     displs, recvtype, comm);
+    case AllgatherSchedule::tree:
+      break;
   }
   return start<Gather>(launch, comm, "allgatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
                        recvtype, 0, Layout::kAllCounts, true, comm);
@@ -2643,8 +2758,15 @@ std::string algorithm(const std::string& collective, int count, MPI_Datatype typ
     return "binomial tree (one up-down sweep)";
   }
   if (collective == "allgather" || collective == "allgatherv") {
-    return AllgatherDoubling::applies(p, static_cast<std::int64_t>(count) * p, type, one_node) ? "recursive doubling"
-                                                                                     : "binomial tree gather + broadcast";
+    switch (AllgatherDoubling::schedule(p, static_cast<std::int64_t>(count) * p, type, one_node)) {
+      case AllgatherSchedule::doubling:
+        return "recursive doubling";
+      case AllgatherSchedule::halves:
+        return "halves (ceil(log2 p) rounds)";
+      case AllgatherSchedule::tree:
+        break;
+    }
+    return "binomial tree gather + broadcast";
   }
   if (collective == "allgatherm") return "halves (ceil(log2 p) rounds), merging";
   if (collective == "barrier") return "recursive doubling";

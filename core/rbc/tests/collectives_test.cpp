@@ -975,8 +975,12 @@ int main(int argc, char** argv) {
                 "allgather, 24 ranks, 16320 B");
     check.equal(rbc::algorithm("allgather", 86, MPI_DOUBLE, 24), std::string("binomial tree gather + broadcast"),
                 "allgather, 24 ranks, 16512 B");
-    check.equal(rbc::algorithm("allgather", 86, MPI_DOUBLE, 24, true), std::string("recursive doubling"),
+    check.equal(rbc::algorithm("allgather", 86, MPI_DOUBLE, 24, true), std::string("halves (ceil(log2 p) rounds)"),
                 "allgather, 24 ranks on one node, 16512 B");
+    check.equal(rbc::algorithm("allgather", 1, MPI_DOUBLE, 3, true), std::string("halves (ceil(log2 p) rounds)"),
+                "allgather, 3 ranks on one node, 24 B");
+    check.equal(rbc::algorithm("allgather", 1 << 16, MPI_DOUBLE, 16, true), std::string("recursive doubling"),
+                "allgather, 16 ranks on one node");
     check.throws<rbc::Error>([] { rbc::algorithm("alltoall", 1, MPI_DOUBLE, 4); }, "unknown collective", "unknown name");
     int w = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &w);

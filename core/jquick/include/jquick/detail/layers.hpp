@@ -159,7 +159,7 @@ class RbcLayer {
   static void scan_and_bcast_now(const Comm& comm, const long long* send, long long* prefix,
                                  long long* total, int count);
   // Every member's `count` long longs, in rank order, to every member (rbc::iallgather; with
-  // `now` on one node where p is not a power of two, allgatherm by halves: fewer rounds).
+  // `now`, rbc::allgather).
   void allgather(Pool& pool, const Comm& comm, const long long* send, long long* recv, int count,
                  Done done, bool now = false);
   void isend(Pool& pool, const Comm& comm, const void* buf, int count, MPI_Datatype type,
