@@ -1511,20 +1511,6 @@ class AllgatherDoubling final : public AllgatherBlock {
     if (offsets_.back() <= kSpreadBytes) fly_ = Butterfly(comm.size(), comm.rank(), detail::CommAccess::node_bits(comm));
   }
 
-  // Powers of two take the butterfly; on one node other p take the halves (AllgatherHalves).
-  // Across nodes the fold beats the tree's 2 log2 p rounds while the whole block is short; for
-  // longer blocks the butterfly's rounds, in which every rank sends, crowd the links a node's
-  // ranks share (simulated supermuc, 24 ranks on two nodes: 27.9 against 38.8 us at 8 KiB in
-  // all, 57.8 against 56.9 us at 32 KiB, 665 against 354 us at 512 KiB). On one node the tree's
-  // root sends and receives everything: simulated supermuc, 12 ranks, the fold took 0.45-0.71x
-  // the tree's time from 48 KiB to 8 MiB in all, and the halves 0.44-0.60x the fold's
-  // (docs/benchmarks.md, "The allgather on one node"). `elements`: of `type`, in the whole block.
-  static AllgatherSchedule schedule(int p, std::int64_t elements, MPI_Datatype type, bool one_node) {
-    if ((p & (p - 1)) == 0) return AllgatherSchedule::doubling;
-    if (one_node) return AllgatherSchedule::halves;
-    return elements * TypeInfo(type).size <= kFoldBytes ? AllgatherSchedule::doubling : AllgatherSchedule::tree;
-  }
-  static constexpr std::int64_t kFoldBytes = 16384;
   // The whole block's bytes up to which the rounds spread over a node's ranks.
   static constexpr std::int64_t kSpreadBytes = 16384;
 
@@ -1632,6 +1618,26 @@ class AllgatherDoubling final : public AllgatherBlock {
   static constexpr int kFoldedIn = 100;
   static constexpr int kUnpack = 101;
 };
+
+// Up to this many bytes in all, p not a power of two across nodes takes the fold.
+constexpr std::int64_t kAllgatherFoldBytes = 16384;
+
+// Powers of two take the butterfly; on one node other p take the halves (AllgatherHalves).
+// Across nodes the fold beats the tree's 2 log2 p rounds while the whole block is short; for
+// longer blocks the butterfly's rounds, in which every rank sends, crowd the links a node's
+// ranks share (simulated supermuc, 24 ranks on two nodes: 27.9 against 38.8 us at 8 KiB in
+// all, 57.8 against 56.9 us at 32 KiB, 665 against 354 us at 512 KiB). On one node the tree's
+// root sends and receives everything: simulated supermuc, 12 ranks, the fold took 0.45-0.71x
+// the tree's time from 48 KiB to 8 MiB in all, and the halves 0.44-0.60x the fold's. Across
+// nodes the halves' top levels send every rank's block over the node boundary at once: 24 ranks
+// on two nodes, 24 and 192 doubles in all, 1.56x and 1.39x the library's time against the fold's
+// 1.01x and 1.05x (docs/benchmarks.md, "The allgather on one node" and "The allgather by halves
+// on one node"). `elements`: of `type`, in the whole block.
+AllgatherSchedule allgather_schedule(int p, std::int64_t elements, MPI_Datatype type, bool one_node) {
+  if ((p & (p - 1)) == 0) return AllgatherSchedule::doubling;
+  if (one_node) return AllgatherSchedule::halves;
+  return elements * TypeInfo(type).size <= kAllgatherFoldBytes ? AllgatherSchedule::doubling : AllgatherSchedule::tree;
+}
 
 // Allgather and allgatherv by halves (halves_levels) on one node, p not a power of two: on each
 // level a rank swaps its half's parts with its partner's, and the upper half's last rank sends
@@ -2630,7 +2636,7 @@ Request allgather_call(Launch launch, const void* sendbuf, int sendcount, MPI_Da
   check_apart("allgather", "sendbuf", region(sendbuf, sendcount, sendtype), "recvbuf",
               region(recvbuf, static_cast<std::int64_t>(recvcount) * p, recvtype));
   const AllgatherSchedule schedule =
-      AllgatherDoubling::schedule(p, static_cast<std::int64_t>(recvcount) * p, recvtype, comm.on_one_node());
+      allgather_schedule(p, static_cast<std::int64_t>(recvcount) * p, recvtype, comm.on_one_node());
   if (schedule != AllgatherSchedule::tree) {
     if (launch == Launch::blocking &&
         direct_allgather(schedule, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)) {
@@ -2672,7 +2678,7 @@ Request allgatherv_call(Launch launch, const void* sendbuf, int sendcount, MPI_D
               region(recvbuf, recvcounts, displs, comm.size(), recvtype));
   std::int64_t elements = 0;
   for (int j = 0; j < comm.size(); ++j) elements += recvcounts[j];
-  switch (AllgatherDoubling::schedule(comm.size(), elements, recvtype, comm.on_one_node())) {
+  switch (allgather_schedule(comm.size(), elements, recvtype, comm.on_one_node())) {
     case AllgatherSchedule::doubling:
       return start<AllgatherDoubling>(launch, comm, "allgatherv", sendbuf, sendcount, sendtype, recvbuf, 0,
                                       recvcounts, displs, recvtype, comm);
@@ -2758,7 +2764,7 @@ std::string algorithm(const std::string& collective, int count, MPI_Datatype typ
     return "binomial tree (one up-down sweep)";
   }
   if (collective == "allgather" || collective == "allgatherv") {
-    switch (AllgatherDoubling::schedule(p, static_cast<std::int64_t>(count) * p, type, one_node)) {
+    switch (allgather_schedule(p, static_cast<std::int64_t>(count) * p, type, one_node)) {
       case AllgatherSchedule::doubling:
         return "recursive doubling";
       case AllgatherSchedule::halves:
