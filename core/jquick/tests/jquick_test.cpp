@@ -213,15 +213,39 @@ constexpr long long kWholeFactor = 2;
 
 // Whether `choice` sorts a whole input of n elements of an exact order by one merging allgather
 // although n is above `limit` (gather_elements): the RBC layer on one node, up to twice that.
-bool allgathers_whole(const LayerChoice& choice, long long n, int p, bool one_node,
+// Whether the ranks of `comm` lie on exactly two nodes (processor names) of p/2 consecutive
+// ranks each, p/2 a power of two >= 2: there the RBC layer merges a whole input of up to
+// kWholeFactor x gather_elements per node and swaps it between the nodes in slices.
+bool on_two_nodes(MPI_Comm comm) {
+  int p = 0, rank = 0;
+  MPI_Comm_size(comm, &p);
+  MPI_Comm_rank(comm, &rank);
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int length = 0;
+  MPI_Get_processor_name(name, &length);
+  std::vector<char> names(static_cast<std::size_t>(p) * MPI_MAX_PROCESSOR_NAME);
+  MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, names.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, comm);
+  const auto of = [&](int r) { return std::string(names.data() + static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME); };
+  const int half = p / 2;
+  if (p < 4 || p % 2 != 0 || (half & (half - 1)) != 0 || of(0) == of(half)) return false;
+  for (int r = 0; r < p; ++r) {
+    if (of(r) != of(r < half ? 0 : half)) return false;
+  }
+  return true;
+}
+
+// Whether the RBC layer sorts a whole input of n elements as one base case beyond
+// gather_elements: on one node (allgathered) or on two (on_two_nodes).
+bool allgathers_whole(const LayerChoice& choice, long long n, int p, bool whole_layout,
                       long long limit = jquick::Config().gather_elements) {
-  return choice.layer == jquick::Layer::rbc && one_node && p >= 3 && n > limit &&
+  return choice.layer == jquick::Layer::rbc && whole_layout && p >= 3 && n > limit &&
          n <= kWholeFactor * limit;
 }
 
 void run_grid(Checker& check, const Options& options, std::vector<Totals>& totals) {
   const int rank = check.rank(), p = check.size();
-  const bool one_node = rbc::RangeComm::from_mpi(MPI_COMM_WORLD).on_one_node();
+  const bool whole_layout =
+      rbc::RangeComm::from_mpi(MPI_COMM_WORLD).on_one_node() || on_two_nodes(MPI_COMM_WORLD);
   for (inputs::Distribution distribution : options.distributions) {
     for (std::uint64_t size : options.sizes) {
       inputs::Params params;
@@ -254,7 +278,7 @@ void run_grid(Checker& check, const Options& options, std::vector<Totals>& total
           check.check(same_bytes(reference, data), "output differs from layer ",
                       options.layers[0].name, " (same seed)");
         }
-        if (allgathers_whole(choice, n, p, one_node)) {
+        if (allgathers_whole(choice, n, p, whole_layout)) {
           check.equal(stats.levels, 0, "recursion levels of a whole input allgathered");
         } else if (reference_levels < 0) {
           reference_levels = stats.levels;
@@ -459,6 +483,35 @@ void run_special(Checker& check, const Options& options) {
       }
     }
   }
+  {
+    // On two nodes (and only there) the RBC layer merges a whole input of an exact order per
+    // node and swaps the runs in slices; inputs that leave a node with nothing, or all of it,
+    // and equivalent keys that differ (signed zeros) must come out a sorted permutation, the
+    // same in a second run.
+    Context c(check, "whole input on two nodes");
+    const bool two = on_two_nodes(world);
+    int merged = 0;
+    for (inputs::Distribution distribution : {inputs::Distribution::kUniform, inputs::Distribution::kOnePE, inputs::Distribution::kFirstHalf,
+                                              inputs::Distribution::kUneven}) {
+      Context cd(check, inputs::name(distribution));
+      inputs::Params some = params;
+      some.n_per_pe = 700;
+      const std::vector<double> input = with_signed_zeros(inputs::generate<double>(distribution, some), rank);
+      for (const LayerChoice& choice : options.layers) {
+        Context cl(check, choice.name);
+        std::vector<double> a = input, b = input;
+        const jquick::Stats stats = jquick::sort(a, MPI_DOUBLE, world, std::less<double>(), config_for(choice, 41));
+        jquick::sort(b, MPI_DOUBLE, world, std::less<double>(), config_for(choice, 41));
+        verify(check, input, a, std::less<double>(), world);
+        check.check(same_bytes(a, b), "a second run differs");
+        int most = 0;
+        MPI_Allreduce(&stats.two_node_merges, &most, 1, MPI_INT, MPI_MAX, world);
+        if (choice.layer != jquick::Layer::rbc || !two) check.equal(most, 0, "whole inputs merged on two nodes");
+        merged += most;
+      }
+    }
+    if (two) check.check(merged > 0, "no whole input was merged on two nodes");
+  }
   if (p >= 5) {
     // On RBC a gathered base case of an exact order on >= 3 PEs gathers to two roots, which
     // swap their runs and each merge the share of its part. Its output must be a sorted
@@ -557,7 +610,7 @@ void run_special(Checker& check, const Options& options) {
     // gather_elements by one merging allgather: no distributed level. Past that, or for an
     // order that is not exact, it recurses.
     Context c(check, "whole input of up to ", kWholeFactor, " times gather_elements");
-    const bool one_node = rbc::RangeComm::from_mpi(world).on_one_node();
+    const bool whole_layout = rbc::RangeComm::from_mpi(world).on_one_node() || on_two_nodes(world);
     inputs::Params some = params;
     some.n_per_pe = 40;
     const std::vector<double> keys = inputs::generate<double>(inputs::Distribution::kUniform, some);
@@ -580,7 +633,7 @@ void run_special(Checker& check, const Options& options) {
         verify(check, items, x, ItemLess(), world);
         int levels[2] = {exact.levels, inexact.levels}, most[2] = {0, 0};
         MPI_Allreduce(levels, most, 2, MPI_INT, MPI_MAX, world);
-        if (allgathers_whole(choice, n, p, one_node, limit)) {
+        if (allgathers_whole(choice, n, p, whole_layout, limit)) {
           check.equal(most[0], 0, "levels of std::less, one merging allgather");
         } else {
           check.check(most[0] > 0, "std::less took no distributed level");

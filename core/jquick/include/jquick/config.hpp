@@ -88,6 +88,7 @@ struct Stats {
   int retries = 0;                   // levels repeated because the pivot was a group maximum
   int inherited_pivots = 0;          // levels whose pivot came from the parent's samples
   int split_gathers = 0;             // gathered base cases whose gather was cut between two roots
+  int two_node_merges = 0;           // whole inputs merged per node and swapped between two nodes
   long long messages_sent = 0;       // data-exchange messages (base cases included)
   long long messages_received = 0;
   // Bytes this PE copied between its own buffers (copies to itself in the exchange, moving a

@@ -330,7 +330,7 @@ class Sorter {
 
   // Whether the whole input of n elements on >= 3 PEs is one base case: at most
   // gather_elements, or, where it is one merging allgather (an exact order on one node:
-  // allgathers), up to twice that. The allgather has no root that merges and sends everything;
+  // allgathers) or two and a swap of slices (on two nodes: start_two_nodes), up to twice that. The allgather has no root that merges and sends everything;
   // on one node an input of 4097 to 8192 elements on 3 to 16 PEs took 0.56-0.90x the time of a
   // distributed level and its base cases in simulation, 0.45-0.98x on the 2-core VM
   // (oversubscribed). Four times that on 4 or 8 PEs (c479963) lost to the recursion once its
@@ -341,7 +341,7 @@ class Sorter {
     if constexpr (!kExactOrder || !LayerT::kMergingAllgather) {
       return false;
     } else {
-      if (!layer_.within_node(layer_.root())) return false;
+      if (!layer_.within_node(layer_.root()) && !on_two_nodes()) return false;
       return is_small((n + 1) / 2);
     }
   }
@@ -1440,6 +1440,10 @@ class Sorter {
                              small.first_level);
       return;
     }
+    if (small.first_level && on_two_nodes()) {
+      start_two_nodes(pool, small);
+      return;
+    }
     const int cut = gather_cut(small);
     const bool split = cut > 0;
     if (split) {
@@ -1485,6 +1489,74 @@ class Sorter {
                           }
                         },
                         small.first_level);
+  }
+
+  // Whether the root spans exactly two full nodes, for an exact order on RBC: then the whole
+  // input as one base case is merged per node and swapped in slices (start_two_nodes).
+  bool on_two_nodes() const {
+    if constexpr (!kExactOrder || !LayerT::kMergingAllgather) {
+      return false;
+    } else {
+      const int members = layer_.root().node_members();
+      return members >= 2 && p_ == 2 * members && !layer_.within_node(layer_.root());
+    }
+  }
+
+  // The whole input on two nodes: each node allgathers and merges its own run (by halves, on
+  // the node), partners across the boundary (ranks i and i + p/2) swap the i-th slice of their
+  // nodes' runs, each node allgathers the other node's slices in rank order (which is that run),
+  // and every PE merges its share of the two runs. About the whole input crosses the boundary
+  // once, where a merging allgather over both nodes sends every rank's half-block across it.
+  static constexpr int kSlicesTag = kTagBase + 6;
+  void start_two_nodes(Pool& pool, Small& small) {
+    const int half = p_ / 2;
+    const bool upper = rank_ >= half;
+    small.part_begin = upper ? half : 0;
+    small.part_end = upper ? p_ : half;
+    small.part = layer_.create_child(small.comm, small.part_begin, small.part_end - 1, true, upper ? 1 : 0);
+    ++stats_.two_node_merges;
+    const std::int64_t total = small.ge - small.gb;
+    const std::int64_t own = upper ? total - lower_half_input_ : lower_half_input_;
+    small.window.resize(static_cast<std::size_t>(own));
+    layer_.allgather_merge(pool, small.part, small.keys.data(), static_cast<int>(small.keys.size()),
+                           small.window.data(), static_cast<int>(own), type_, key_merger(), [] {}, true);
+    std::vector<T>().swap(small.keys);
+    const int j = rank_ - small.part_begin;
+    const int partner = upper ? rank_ - half : rank_ + half;
+    const std::int64_t theirs = total - own;
+    const auto cut = [half](std::int64_t length, int i) { return length * i / half; };
+    small.other.resize(static_cast<std::size_t>(cut(theirs, j + 1) - cut(theirs, j)));
+    Small* s = &small;
+    layer_.irecv(pool, small.comm, small.other.data(), static_cast<int>(small.other.size()), type_, partner,
+                 kSlicesTag, [this, s, theirs, upper, &pool](int, int count) {
+                   if (count != static_cast<int>(s->other.size())) {
+                     throw Error("internal: a slice of the other node's run has the wrong size");
+                   }
+                   s->gathered.resize(static_cast<std::size_t>(theirs));
+                   const rbc::Merger keep = [](void*, void*, void*) {};
+                   layer_.allgather_merge(pool, s->part, s->other.data(), count, s->gathered.data(),
+                                          static_cast<int>(theirs), type_, keep,
+                                          [this, s, upper] { merge_two_nodes(*s, upper); });
+                 });
+    layer_.isend(pool, small.comm, small.window.data() + cut(own, j), static_cast<int>(cut(own, j + 1) - cut(own, j)),
+                 type_, partner, kSlicesTag);
+  }
+
+  // This PE's share of the lower node's run merged with the upper node's, lower first.
+  void merge_two_nodes(Small& small, bool upper) {
+    const T* a = upper ? small.gathered.data() : small.window.data();
+    const T* b = upper ? small.window.data() : small.gathered.data();
+    const std::uint64_t na = upper ? small.gathered.size() : small.window.size();
+    const std::uint64_t nb = upper ? small.window.size() : small.gathered.size();
+    const std::uint64_t w0 = static_cast<std::uint64_t>(small.t0 - small.gb);
+    const std::uint64_t w1 = static_cast<std::uint64_t>(small.t1 - small.gb);
+    const auto [ja, jb] = merge::corank(w0, a, na, b, nb, less_);
+    const auto [ka, kb] = merge::corank(w1, a, na, b, nb, less_);
+    if (w1 > w0) localsort::merge(a + ja, ka - ja, b + jb, kb - jb, work_.data() + (small.t0 - my_start_), less_);
+    cost::charge(cost::Kernel::merge, static_cast<std::size_t>(w1 - w0));
+    small.gathered.release();
+    std::vector<T>().swap(small.window);
+    std::vector<T>().swap(small.other);
   }
 
   // Where a gathered base case of `small` (>= 3 PEs) is cut between two roots (0: it is not):
