@@ -288,7 +288,11 @@ void RbcLayer::allgather(Pool& pool, const Comm& comm, const long long* send, lo
     done();
     return;
   }
-  pool.add(rbc::iallgather(send, count, MPI_LONG_LONG, recv, count, MPI_LONG_LONG, comm),
+  // The fold, as allgather_merge's below the first level: a janus PE is needed only at its start
+  // and end. A merge that keeps both runs leaves each member's counts in their place.
+  const rbc::Merger keep = [](void*, void*, void*) {};
+  pool.add(rbc::iallgatherm(send, count, recv, count * comm.size(), MPI_LONG_LONG, keep, comm,
+                            rbc::AllgathermSchedule::fold),
            [done = std::move(done)](const rbc::Status*) { done(); });
 }
 

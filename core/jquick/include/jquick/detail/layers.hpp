@@ -158,8 +158,10 @@ class RbcLayer {
                       long long* total, int count, Done done, bool now = false);
   static void scan_and_bcast_now(const Comm& comm, const long long* send, long long* prefix,
                                  long long* total, int count);
-  // Every member's `count` long longs, in rank order, to every member (rbc::iallgather; with
-  // `now`, rbc::allgather).
+  // Every member's `count` long longs, in rank order, to every member: with `now`
+  // rbc::allgather; otherwise allgatherm's fold with a merge that keeps runs, for the reason
+  // allgather_merge takes it there (rbc::iallgather by halves on one node made sorts up to 1.2%
+  // slower: docs/benchmarks.md, "The allgather by halves on one node").
   void allgather(Pool& pool, const Comm& comm, const long long* send, long long* recv, int count,
                  Done done, bool now = false);
   void isend(Pool& pool, const Comm& comm, const void* buf, int count, MPI_Datatype type,
