@@ -211,8 +211,6 @@ struct Totals {
 // How many times gather_elements a whole input allgathered may hold.
 constexpr long long kWholeFactor = 2;
 
-// Whether `choice` sorts a whole input of n elements of an exact order by one merging allgather
-// although n is above `limit` (gather_elements): the RBC layer on one node, up to twice that.
 // Whether the ranks of `comm` lie on exactly two nodes (processor names) of p/2 consecutive
 // ranks each, p/2 a power of two >= 2: there the RBC layer merges a whole input of up to
 // kWholeFactor x gather_elements per node and swaps it between the nodes in slices.
@@ -234,18 +232,23 @@ bool on_two_nodes(MPI_Comm comm) {
   return true;
 }
 
-// Whether the RBC layer sorts a whole input of n elements as one base case beyond
-// gather_elements: on one node (allgathered) or on two (on_two_nodes).
-bool allgathers_whole(const LayerChoice& choice, long long n, int p, bool whole_layout,
+// Whether the ranks of `comm` are laid out so that the RBC layer sorts a whole input of an
+// exact order beyond gather_elements as one base case: on one node or on two (on_two_nodes).
+bool whole_layout(MPI_Comm comm) {
+  return rbc::RangeComm::from_mpi(comm).on_one_node() || on_two_nodes(comm);
+}
+
+// Whether `choice` sorts a whole input of n elements of an exact order as one base case although
+// n is above `limit` (gather_elements): the RBC layer on a whole_layout, up to twice that.
+bool allgathers_whole(const LayerChoice& choice, long long n, int p, bool whole,
                       long long limit = jquick::Config().gather_elements) {
-  return choice.layer == jquick::Layer::rbc && whole_layout && p >= 3 && n > limit &&
+  return choice.layer == jquick::Layer::rbc && whole && p >= 3 && n > limit &&
          n <= kWholeFactor * limit;
 }
 
 void run_grid(Checker& check, const Options& options, std::vector<Totals>& totals) {
   const int rank = check.rank(), p = check.size();
-  const bool whole_layout =
-      rbc::RangeComm::from_mpi(MPI_COMM_WORLD).on_one_node() || on_two_nodes(MPI_COMM_WORLD);
+  const bool whole = whole_layout(MPI_COMM_WORLD);
   for (inputs::Distribution distribution : options.distributions) {
     for (std::uint64_t size : options.sizes) {
       inputs::Params params;
@@ -278,7 +281,7 @@ void run_grid(Checker& check, const Options& options, std::vector<Totals>& total
           check.check(same_bytes(reference, data), "output differs from layer ",
                       options.layers[0].name, " (same seed)");
         }
-        if (allgathers_whole(choice, n, p, whole_layout)) {
+        if (allgathers_whole(choice, n, p, whole)) {
           check.equal(stats.levels, 0, "recursion levels of a whole input allgathered");
         } else if (reference_levels < 0) {
           reference_levels = stats.levels;
@@ -610,7 +613,7 @@ void run_special(Checker& check, const Options& options) {
     // gather_elements by one merging allgather: no distributed level. Past that, or for an
     // order that is not exact, it recurses.
     Context c(check, "whole input of up to ", kWholeFactor, " times gather_elements");
-    const bool whole_layout = rbc::RangeComm::from_mpi(world).on_one_node() || on_two_nodes(world);
+    const bool whole = whole_layout(world);
     inputs::Params some = params;
     some.n_per_pe = 40;
     const std::vector<double> keys = inputs::generate<double>(inputs::Distribution::kUniform, some);
@@ -633,7 +636,7 @@ void run_special(Checker& check, const Options& options) {
         verify(check, items, x, ItemLess(), world);
         int levels[2] = {exact.levels, inexact.levels}, most[2] = {0, 0};
         MPI_Allreduce(levels, most, 2, MPI_INT, MPI_MAX, world);
-        if (allgathers_whole(choice, n, p, whole_layout, limit)) {
+        if (allgathers_whole(choice, n, p, whole, limit)) {
           check.equal(most[0], 0, "levels of std::less, one merging allgather");
         } else {
           check.check(most[0] > 0, "std::less took no distributed level");

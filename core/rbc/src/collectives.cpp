@@ -1329,15 +1329,15 @@ class Gather final : public Collective {
   char* block_ = nullptr;
 };
 
-// The levels of a merging allgather for one rank, innermost first: [0, p) splits into halves
-// [lo, lo + ceil(m/2)) and the rest, recursively, and each level joins two halves. Partners
-// i and ceil(m/2) + i swap runs; for m odd the lower half's last rank has none, and the upper
-// half's last rank sends its run to it as well. Every rank receives one run per level:
-// ceil(log2 p) rounds on the first rank, floor(log2 p) on the last, and on p a power of two the
-// butterfly's rounds in bit order. Against MPICH's fold (a pair hands its input over first and
-// gets the whole result back last) that is two rounds fewer where p is not a power of two, and
-// no round that carries everything (simulated supermuc, 12 ranks, 3072 keys: docs/benchmarks.md,
-// "A merging allgather by halves").
+// The levels of the halves' schedule for one rank (allgatherm's, and allgather's on one node),
+// innermost first: [0, p) splits into halves [lo, lo + ceil(m/2)) and the rest, recursively, and
+// each level joins two halves. Partners i and ceil(m/2) + i swap runs; for m odd the lower half's
+// last rank has none, and the upper half's last rank sends its run to it as well. Every rank
+// receives one run per level: ceil(log2 p) rounds on the first rank, floor(log2 p) on the last,
+// and on p a power of two the butterfly's rounds in bit order. Against MPICH's fold (a pair hands
+// its input over first and gets the whole result back last) that is two rounds fewer where p is
+// not a power of two, and no round that carries everything (simulated supermuc, 12 ranks, 3072
+// keys: docs/benchmarks.md, "A merging allgather by halves").
 struct HalvesLevel {
   int partner;  // exchanges runs with this rank; -1 for the lone rank
   int from;     // receives its run from this rank (the partner, or the upper half's last rank)
@@ -1498,9 +1498,6 @@ RoundRanks round_ranks(const Butterfly& fly, int v, int done, int bit, int run) 
   return {fly.first(mine), fly.first(mine + run), fly.first(theirs), fly.first(theirs + run)};
 }
 
-// Which schedule an allgather of `elements` of `type` in all takes on p ranks.
-enum class AllgatherSchedule { doubling, halves, tree };
-
 class AllgatherDoubling final : public AllgatherBlock {
  public:
   AllgatherDoubling(const char* call, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -1618,6 +1615,9 @@ class AllgatherDoubling final : public AllgatherBlock {
   static constexpr int kFoldedIn = 100;
   static constexpr int kUnpack = 101;
 };
+
+// Which schedule an allgather takes (allgather_schedule).
+enum class AllgatherSchedule { doubling, halves, tree };
 
 // Up to this many bytes in all, p not a power of two across nodes takes the fold.
 constexpr std::int64_t kAllgatherFoldBytes = 16384;

@@ -330,8 +330,8 @@ class Sorter {
 
   // Whether the whole input of n elements on >= 3 PEs is one base case: at most
   // gather_elements, or, where it is one merging allgather (an exact order on one node:
-  // allgathers) or two and a swap of slices (on two nodes: start_two_nodes), up to twice that. The allgather has no root that merges and sends everything;
-  // on one node an input of 4097 to 8192 elements on 3 to 16 PEs took 0.56-0.90x the time of a
+  // allgathers) or two and a swap of slices (on two nodes: start_two_nodes), up to twice that.
+  // The allgather has no root that merges and sends everything; on one node an input of 4097 to 8192 elements on 3 to 16 PEs took 0.56-0.90x the time of a
   // distributed level and its base cases in simulation, 0.45-0.98x on the 2-core VM
   // (oversubscribed). Four times that on 4 or 8 PEs (c479963) lost to the recursion once its
   // base cases were cut between two roots (docs/benchmarks.md, "A whole input of twice
@@ -1369,20 +1369,24 @@ class Sorter {
     bool first_level = false;  // the whole input: input layout, the root communicator
     std::int64_t t0 = 0, t1 = 0;
     std::vector<T> keys;      // this member's, sorted
-    Buffer<T> gathered;  // the root: everyone's (the allgather: every member's)
+    // The root: everyone's (the allgather: every member's; two nodes: the other node's run).
+    Buffer<T> gathered;
     int first = 0;  // the root rank of group rank 0
     int size = 0;   // of the group
     int rank = 0;   // in the group
     int span = 0;   // this member's subtree: group ranks [rank, rank + span)
     // The part of the group whose tree this member is in: group ranks [part_begin, part_end),
-    // the whole group unless the gather is cut between two roots (gather_cut).
+    // the whole group unless the gather is cut between two roots (gather_cut); on two nodes,
+    // this member's node (start_two_nodes).
     int part_begin = 0, part_end = 0;
-    Comm part;  // a split gather's part
+    Comm part;  // a split gather's part, or this member's node
     std::vector<unsigned char> bytes;  // the subtree's keys, then room for the flag
     unsigned char flag = 0;
     std::vector<std::vector<unsigned char>> staged;  // outgoing blocks with the flag appended
-    std::vector<T> other;  // a split gather's root: the other part's keys, then the flag's byte
-    std::vector<T> window;  // a split gather's root: its part's keys, merged from both parts
+    std::vector<T> other;  // a split gather's root: the other part's keys, then the flag's byte;
+                           // two nodes: this member's slice of the other node's run
+    std::vector<T> window;  // a split gather's root: its part's keys, merged from both parts;
+                            // two nodes: this node's run
 
     bool part_root() const { return rank == part_begin; }
     bool split() const { return part_end - part_begin < size; }
