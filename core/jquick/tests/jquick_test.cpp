@@ -232,23 +232,30 @@ bool on_two_nodes(MPI_Comm comm) {
   return true;
 }
 
-// Whether the ranks of `comm` are laid out so that the RBC layer sorts a whole input of an
-// exact order beyond gather_elements as one base case: on one node or on two (on_two_nodes).
-bool whole_layout(MPI_Comm comm) {
-  return rbc::RangeComm::from_mpi(comm).on_one_node() || on_two_nodes(comm);
-}
+// Where the ranks of `comm` lie: all on one node, or on exactly two (on_two_nodes).
+struct Nodes {
+  bool one = false;
+  bool two = false;
+};
 
-// Whether `choice` sorts a whole input of n elements of an exact order as one base case although
-// n is above `limit` (gather_elements): the RBC layer on a whole_layout, up to twice that.
-bool allgathers_whole(const LayerChoice& choice, long long n, int p, bool whole,
-                      long long limit = jquick::Config().gather_elements) {
-  return choice.layer == jquick::Layer::rbc && whole && p >= 3 && n > limit &&
-         n <= kWholeFactor * limit;
+Nodes nodes_of(MPI_Comm comm) { return {rbc::RangeComm::from_mpi(comm).on_one_node(), on_two_nodes(comm)}; }
+
+// The RBC layer sorts a whole input of an exact order of up to this many elements per PE on one
+// node by samples (no distributed level).
+constexpr long long kSampleSortPerPe = 8192;
+
+// Whether `choice` sorts a whole input of n elements of an exact order without a distributed
+// level although n is above `limit` (gather_elements): the RBC layer on >= 3 PEs, by samples
+// on one node, merged per node on two nodes up to kWholeFactor x limit.
+bool levels_free(const LayerChoice& choice, long long n, int p, Nodes nodes,
+                 long long limit = jquick::Config().gather_elements) {
+  if (choice.layer != jquick::Layer::rbc || p < 3 || n <= limit) return false;
+  return (nodes.one && n <= kSampleSortPerPe * p) || (nodes.two && n <= kWholeFactor * limit);
 }
 
 void run_grid(Checker& check, const Options& options, std::vector<Totals>& totals) {
   const int rank = check.rank(), p = check.size();
-  const bool whole = whole_layout(MPI_COMM_WORLD);
+  const Nodes nodes = nodes_of(MPI_COMM_WORLD);
   for (inputs::Distribution distribution : options.distributions) {
     for (std::uint64_t size : options.sizes) {
       inputs::Params params;
@@ -281,8 +288,12 @@ void run_grid(Checker& check, const Options& options, std::vector<Totals>& total
           check.check(same_bytes(reference, data), "output differs from layer ",
                       options.layers[0].name, " (same seed)");
         }
-        if (allgathers_whole(choice, n, p, whole)) {
-          check.equal(stats.levels, 0, "recursion levels of a whole input allgathered");
+        int sampled = 0;
+        MPI_Allreduce(&stats.sample_sorts, &sampled, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        const bool by_samples = levels_free(choice, n, p, nodes) && nodes.one;
+        check.equal(sampled, by_samples ? 1 : 0, "PEs that sorted the whole input by samples");
+        if (levels_free(choice, n, p, nodes)) {
+          check.equal(stats.levels, 0, "recursion levels of a whole input sorted without levels");
         } else if (reference_levels < 0) {
           reference_levels = stats.levels;
         } else {
@@ -462,22 +473,21 @@ void run_special(Checker& check, const Options& options) {
   if (p >= 6) {
     // Children on >= 3 PEs take their pivot from the parent's samples (no sampling round).
     // With all keys equal the inherited pivot must still split: its index lies in the child's
-    // interval, so no level is repeated.
+    // interval, so no level is repeated. std::greater on doubles is no exact order, so the
+    // input recurses wherever the ranks lie.
     Context c(check, "inherited pivots");
     for (inputs::Distribution distribution :
          {inputs::Distribution::kUniform, inputs::Distribution::kZero}) {
       Context cd(check, inputs::name(distribution));
       inputs::Params large = params;
-      large.n_per_pe = 2100;  // on 8 PEs more than a whole input allgathered on one node
+      large.n_per_pe = 2100;
       const std::vector<double> input = inputs::generate<double>(distribution, large);
       for (const LayerChoice& choice : options.layers) {
         Context cl(check, choice.name);
-        check.check(!allgathers_whole(choice, static_cast<long long>(large.n_per_pe) * p, p, true),
-                    "the input is allgathered whole");
         std::vector<double> data = input;
         const jquick::Stats stats =
-            jquick::sort(data, MPI_DOUBLE, world, std::less<double>(), config_for(choice, 13));
-        verify(check, input, data, std::less<double>(), world);
+            jquick::sort(data, MPI_DOUBLE, world, std::greater<double>(), config_for(choice, 13));
+        verify(check, input, data, std::greater<double>(), world);
         int inherited = 0, retries = 0;
         MPI_Allreduce(&stats.inherited_pivots, &inherited, 1, MPI_INT, MPI_MAX, world);
         MPI_Allreduce(&stats.retries, &retries, 1, MPI_INT, MPI_MAX, world);
@@ -515,12 +525,63 @@ void run_special(Checker& check, const Options& options) {
     }
     if (two) check.check(merged > 0, "no whole input was merged on two nodes");
   }
+  if (p >= 3) {
+    // On one node the RBC layer sorts a whole input of an exact order past gather_elements by
+    // samples: buckets by splitters, then each PE's exact share from the buckets. Inputs that
+    // leave PEs empty or hold one key (one bucket takes it all), and equivalent keys that differ
+    // (signed zeros), must come out a sorted permutation, the same in a second run; past
+    // kSampleSortPerPe elements per PE the input recurses.
+    Context c(check, "whole input sorted by samples");
+    const Nodes nodes = nodes_of(world);
+    int sampled = 0;
+    for (inputs::Distribution distribution :
+         {inputs::Distribution::kUniform, inputs::Distribution::kOnePE, inputs::Distribution::kFirstHalf,
+          inputs::Distribution::kUneven, inputs::Distribution::kZero, inputs::Distribution::kRandomizedDuplicates}) {
+      Context cd(check, inputs::name(distribution));
+      inputs::Params some = params;
+      some.n_per_pe = 700;
+      const std::vector<double> input = with_signed_zeros(inputs::generate<double>(distribution, some), rank);
+      long long mine = static_cast<long long>(input.size()), n = 0;
+      MPI_Allreduce(&mine, &n, 1, MPI_LONG_LONG, MPI_SUM, world);
+      for (const LayerChoice& choice : options.layers) {
+        Context cl(check, choice.name);
+        jquick::Config config = config_for(choice, 43);
+        config.gather_elements = 100;
+        std::vector<double> a = input, b = input;
+        const jquick::Stats stats = jquick::sort(a, MPI_DOUBLE, world, std::less<double>(), config);
+        jquick::sort(b, MPI_DOUBLE, world, std::less<double>(), config);
+        verify(check, input, a, std::less<double>(), world);
+        check.check(same_bytes(a, b), "a second run differs");
+        int most[2] = {0, 0}, counts[2] = {stats.sample_sorts, stats.levels};
+        MPI_Allreduce(counts, most, 2, MPI_INT, MPI_MAX, world);
+        const bool expected = nodes.one && levels_free(choice, n, p, nodes, config.gather_elements);
+        check.equal(most[0], expected ? 1 : 0, "whole inputs sorted by samples");
+        if (expected) check.equal(most[1], 0, "recursion levels of a sort by samples");
+        sampled += most[0];
+      }
+    }
+    {
+      Context cd(check, "past kSampleSortPerPe");
+      inputs::Params large = params;
+      large.n_per_pe = kSampleSortPerPe + 1;
+      const std::vector<double> input = inputs::generate<double>(inputs::Distribution::kUniform, large);
+      std::vector<double> data = input;
+      const jquick::Stats stats = jquick::sort(data, MPI_DOUBLE, world);
+      verify(check, input, data, std::less<double>(), world);
+      int most = 0;
+      MPI_Allreduce(&stats.sample_sorts, &most, 1, MPI_INT, MPI_MAX, world);
+      check.equal(most, 0, "whole inputs sorted by samples");
+    }
+    if (nodes.one) check.check(sampled > 0, "no whole input was sorted by samples");
+  }
   if (p >= 5) {
     // On RBC a gathered base case of an exact order on >= 3 PEs gathers to two roots, which
     // swap their runs and each merge the share of its part. Its output must be a sorted
     // permutation, signed zeros included (equivalent keys that differ), the same in a second
-    // run, and some of these limits must take that path.
+    // run, and some of these limits must take that path where the PEs span nodes (on one node
+    // the whole input is sorted by samples instead).
     Context c(check, "gathered base case cut between two roots");
+    const bool one_node = nodes_of(world).one;
     inputs::Params some = params;
     some.n_per_pe = 200;
     const std::vector<double> input =
@@ -548,7 +609,8 @@ void run_special(Checker& check, const Options& options) {
         }
       }
     }
-    if (rbc_layer) check.check(cut > 0, "no gathered base case was cut between two roots");
+    if (rbc_layer && !one_node) check.check(cut > 0, "no gathered base case was cut between two roots");
+    if (one_node) check.equal(cut, 0, "gathered base cases cut between two roots on one node");
   }
   if (p >= 5) {
     // Every child is small enough to gather by count (gather_elements = n - 1), but each holds
@@ -609,11 +671,11 @@ void run_special(Checker& check, const Options& options) {
     }
   }
   if (p >= 3) {
-    // On one node the RBC layer sorts a whole input of an exact order of up to twice
-    // gather_elements by one merging allgather: no distributed level. Past that, or for an
-    // order that is not exact, it recurses.
-    Context c(check, "whole input of up to ", kWholeFactor, " times gather_elements");
-    const bool whole = whole_layout(world);
+    // Just past gather_elements the RBC layer sorts a whole input of an exact order without a
+    // distributed level on one node (by samples) or two (merged per node, up to twice
+    // gather_elements); an order that is not exact recurses.
+    Context c(check, "whole input just past gather_elements");
+    const Nodes nodes = nodes_of(world);
     inputs::Params some = params;
     some.n_per_pe = 40;
     const std::vector<double> keys = inputs::generate<double>(inputs::Distribution::kUniform, some);
@@ -636,8 +698,8 @@ void run_special(Checker& check, const Options& options) {
         verify(check, items, x, ItemLess(), world);
         int levels[2] = {exact.levels, inexact.levels}, most[2] = {0, 0};
         MPI_Allreduce(levels, most, 2, MPI_INT, MPI_MAX, world);
-        if (allgathers_whole(choice, n, p, whole, limit)) {
-          check.equal(most[0], 0, "levels of std::less, one merging allgather");
+        if (levels_free(choice, n, p, nodes, limit)) {
+          check.equal(most[0], 0, "levels of std::less, sorted without levels");
         } else {
           check.check(most[0] > 0, "std::less took no distributed level");
         }

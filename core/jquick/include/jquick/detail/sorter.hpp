@@ -201,6 +201,8 @@ class Sorter {
         } else {
           solve_first_level_pair(data, n, pair_in_place);
         }
+      } else if (sample_sorts(n)) {
+        sample_sort_whole(n);
       } else {
         std::vector<std::unique_ptr<Task>> active;
         active.push_back(std::move(root));
@@ -329,21 +331,14 @@ class Sorter {
   }
 
   // Whether the whole input of n elements on >= 3 PEs is one base case: at most
-  // gather_elements, or, where it is one merging allgather (an exact order on one node:
-  // allgathers) or two and a swap of slices (on two nodes: start_two_nodes), up to twice that.
-  // The allgather has no root that merges and sends everything; on one node an input of 4097 to 8192 elements on 3 to 16 PEs took 0.56-0.90x the time of a
-  // distributed level and its base cases in simulation, 0.45-0.98x on the 2-core VM
-  // (oversubscribed). Four times that on 4 or 8 PEs (c479963) lost to the recursion once its
-  // base cases were cut between two roots (docs/benchmarks.md, "A whole input of twice
-  // gather_elements allgathered" and "Fewer gathered base cases").
+  // gather_elements, or, on two nodes for an exact order (two merging allgathers and a swap of
+  // slices: start_two_nodes), up to twice that. On one node an exact order beyond
+  // gather_elements is sorted by samples instead (sample_sorts), which replaced a merging
+  // allgather of up to twice gather_elements there (docs/benchmarks.md, "The whole input
+  // sorted by samples on one node").
   bool whole_is_small(std::int64_t n) const {
     if (is_small(n)) return true;
-    if constexpr (!kExactOrder || !LayerT::kMergingAllgather) {
-      return false;
-    } else {
-      if (!layer_.within_node(layer_.root()) && !on_two_nodes()) return false;
-      return is_small((n + 1) / 2);
-    }
+    return on_two_nodes() && is_small((n + 1) / 2);
   }
 
   // One point-to-point shift of boundary elements (verify only) and one scan-and-broadcast of
@@ -1693,6 +1688,185 @@ class Sorter {
   void keep_share(Small& small) {
     if (small.flag != 0) comparator_broken("comp(x, x) was true for a gathered element");
     copy_share(small, small.block());  // this PE's share opens its subtree's block
+  }
+
+  // ------------------------------------------------------- the whole input sorted by samples
+
+  // Whether the whole input is sorted by regular samples on one node (sample_sort_whole): an
+  // exact order on RBC, p >= 3 PEs all on one node, more than gather_elements (called after
+  // whole_is_small) and at most kSampleSortPerPe elements per PE. Two allgathers and two rounds
+  // of messages instead of ceil(log2 p) levels of four collectives each; in simulation 0.63-0.93x
+  // the recursion's time at p = 8, 12, 16 and n/p = 512-8192, but 1.06-1.12x at n/p >= 32768 on
+  // 12 and 16 PEs, where merging p runs costs more passes over the data than the recursion's
+  // partitions (docs/benchmarks.md, "The whole input sorted by samples on one node").
+  static constexpr std::int64_t kSampleSortPerPe = 8192;
+  static constexpr int kBucketTag = kTagBase + 7;
+  static constexpr int kShareTag = kTagBase + 8;
+  bool sample_sorts(std::int64_t n) const {
+    if constexpr (!kExactOrder || !LayerT::kMergingAllgather) {
+      return false;
+    } else {
+      if (p_ < 3 || !layer_.within_node(layer_.root())) return false;
+      return n <= kSampleSortPerPe * static_cast<std::int64_t>(p_);
+    }
+  }
+
+  // Each PE sorts its input and contributes regular samples in proportion to it; one merging
+  // allgather gives every PE all of them in (key, rank) order and so the same p - 1 splitters,
+  // and PE j receives bucket j of every run, merges the runs in rank order and sends each PE
+  // the part of the bucket that falls into its share. Buckets need not be balanced: the shares
+  // are exact whatever the splitters, since every PE learns every bucket's size from one
+  // allgather of counts. Ties go by (key, rank), so equal keys spread over buckets by the PE
+  // that holds them. An exact order only: every PE compares alike, and nothing can find the
+  // order broken.
+  void sample_sort_whole(std::int64_t n) {
+    ++stats_.sample_sorts;
+    const std::int64_t m = static_cast<std::int64_t>(input_->size());
+    clock_.to(kLocalSort);
+    Buffer<T> run(layer_.scratch_home());
+    run.resize(static_cast<std::size_t>(m));
+    if (m > 0) std::memcpy(static_cast<void*>(run.data()), input_->data(), static_cast<std::size_t>(m) * sizeof(T));
+    localsort::sort(run.data(), run.data() + m, less_);
+    cost::charge(cost::Kernel::sort, static_cast<std::size_t>(m));
+    clock_.to(kBase);
+
+    // PE r draws its part of s * p regular samples, in proportion to its input (the counts
+    // telescope from the input prefix sums, so they add up without communication); every sample
+    // stands for about n / (s * p) elements. Index r breaks ties. s = n / (128 p), at least 16
+    // and at most 64: more samples cost rounds' bytes and merges, fewer an uneven largest bucket.
+    const std::int64_t per_pe = std::min<std::int64_t>(64, std::max<std::int64_t>(16, n / (128 * static_cast<std::int64_t>(p_))));
+    const std::int64_t total = per_pe * p_;
+    const std::int64_t before = input_start_ - config_.index_base;
+    // (total * n stays far below 2^63: n is at most kSampleSortPerPe * p.)
+    const auto drawn = [&](std::int64_t elements) { return total * elements / n; };
+    const std::int64_t own = drawn(before + m) - drawn(before);
+    std::vector<Sample> picked(static_cast<std::size_t>(own));
+    for (std::int64_t t = 0; t < own; ++t) {
+      picked[static_cast<std::size_t>(t)] = Sample{run.data()[(2 * t + 1) * m / (2 * own)], rank_};
+    }
+    std::vector<Sample> samples(static_cast<std::size_t>(total));
+    drain([&](Pool& pool) {
+      layer_.allgather_merge(pool, layer_.root(), picked.data(), static_cast<int>(own), samples.data(),
+                             static_cast<int>(total), sample_type(), sample_merger(), [] {}, true);
+    });
+
+    // Bucket j of this run: its elements x with (splitter j) <= (x, rank) < (splitter j + 1),
+    // splitter j the sample at j / p of the way.
+    std::vector<std::int64_t> bound(static_cast<std::size_t>(p_) + 1, m);
+    bound[0] = 0;
+    T* const end = run.data() + m;
+    for (int j = 1; j < p_; ++j) {
+      const Sample& s = samples[static_cast<std::size_t>(total * j / p_)];
+      bound[static_cast<std::size_t>(j)] =
+          (rank_ < s.index ? std::upper_bound(run.data(), end, s.key, less_)
+                           : std::lower_bound(run.data(), end, s.key, less_)) - run.data();
+    }
+
+    // Every PE's count per bucket: row r, column j is PE r's part of bucket j.
+    std::vector<long long> counts(static_cast<std::size_t>(p_));
+    for (int j = 0; j < p_; ++j) counts[static_cast<std::size_t>(j)] = bound[static_cast<std::size_t>(j) + 1] - bound[static_cast<std::size_t>(j)];
+    std::vector<long long> matrix(static_cast<std::size_t>(p_) * p_);
+    drain([&](Pool& pool) { layer_.allgather(pool, layer_.root(), counts.data(), matrix.data(), p_, [] {}, true); });
+    const auto part = [&](int r, int j) { return matrix[static_cast<std::size_t>(r) * p_ + j]; };
+    std::vector<std::int64_t> bucket_start(static_cast<std::size_t>(p_) + 1, config_.index_base);
+    for (int j = 0; j < p_; ++j) {
+      std::int64_t size = 0;
+      for (int r = 0; r < p_; ++r) size += part(r, j);
+      bucket_start[static_cast<std::size_t>(j) + 1] = bucket_start[static_cast<std::size_t>(j)] + size;
+    }
+    if (bucket_start[static_cast<std::size_t>(p_)] != config_.index_base + n) {
+      throw Error("internal: the buckets of a sort by samples do not add up to the input");
+    }
+
+    // Bucket rank_ from every run, in rank order.
+    const std::int64_t mine = bucket_start[static_cast<std::size_t>(rank_) + 1] - bucket_start[static_cast<std::size_t>(rank_)];
+    Buffer<T> bucket(layer_.scratch_home());
+    bucket.resize(static_cast<std::size_t>(mine));
+    std::vector<std::int64_t> run_start(static_cast<std::size_t>(p_) + 1, 0);
+    for (int r = 0; r < p_; ++r) run_start[static_cast<std::size_t>(r) + 1] = run_start[static_cast<std::size_t>(r)] + part(r, rank_);
+    drain([&](Pool& pool) {
+      for (int i = 0; i < p_; ++i) {
+        const int j = (rank_ + i) % p_;  // staggered: not every PE to PE 0 first
+        const std::int64_t count = part(rank_, j);
+        if (count == 0) continue;
+        const T* from = run.data() + bound[static_cast<std::size_t>(j)];
+        if (j == rank_) {
+          std::memcpy(static_cast<void*>(bucket.data() + run_start[static_cast<std::size_t>(rank_)]), from,
+                      static_cast<std::size_t>(count) * sizeof(T));
+          stats_.bytes_copied += static_cast<long long>(count * static_cast<std::int64_t>(sizeof(T)));
+          cost::charge(cost::Kernel::copy, static_cast<std::size_t>(count));
+          continue;
+        }
+        layer_.isend(pool, layer_.root(), from, static_cast<int>(count), type_, j, kBucketTag);
+        ++stats_.messages_sent;
+      }
+      for (int r = 0; r < p_; ++r) {
+        const std::int64_t count = part(r, rank_);
+        if (count == 0 || r == rank_) continue;
+        layer_.irecv(pool, layer_.root(), bucket.data() + run_start[static_cast<std::size_t>(r)], static_cast<int>(count),
+                     type_, r, kBucketTag, [this, count](int, int got) {
+                       if (got != count) throw Error("internal: a bucket's part has the wrong size");
+                       ++stats_.messages_received;
+                     });
+      }
+    });
+    run.release();
+
+    // Runs merged pairwise, neighbours first, so equal keys stay in rank order.
+    std::vector<std::int64_t> starts(run_start);
+    while (starts.size() > 2) {
+      std::vector<std::int64_t> merged_starts;
+      for (std::size_t i = 0; i + 1 < starts.size(); i += 2) {
+        merged_starts.push_back(starts[i]);
+        if (i + 2 < starts.size()) {
+          T* a = bucket.data() + starts[i];
+          const std::size_t na = static_cast<std::size_t>(starts[i + 1] - starts[i]);
+          const std::size_t nb = static_cast<std::size_t>(starts[i + 2] - starts[i + 1]);
+          if (na > 0 && nb > 0) merge_through(merged_, a, na, a + na, nb, a, less_);
+        }
+      }
+      merged_starts.push_back(starts.back());
+      starts.swap(merged_starts);
+    }
+
+    // Each PE's share, from the buckets that overlap it.
+    const std::int64_t b0 = bucket_start[static_cast<std::size_t>(rank_)];
+    drain([&](Pool& pool) {
+      for (int t = 0; t < p_; ++t) {
+        const std::int64_t lo = std::max(b0, layout_->start(t));
+        const std::int64_t hi = std::min(b0 + mine, layout_->end(t));
+        if (hi <= lo) continue;
+        if (t == rank_) {
+          std::memcpy(static_cast<void*>(work_.data() + (lo - my_start_)), bucket.data() + (lo - b0),
+                      static_cast<std::size_t>(hi - lo) * sizeof(T));
+          stats_.bytes_copied += static_cast<long long>((hi - lo) * static_cast<std::int64_t>(sizeof(T)));
+          cost::charge(cost::Kernel::copy, static_cast<std::size_t>(hi - lo));
+          continue;
+        }
+        layer_.isend(pool, layer_.root(), bucket.data() + (lo - b0), static_cast<int>(hi - lo), type_, t, kShareTag);
+        ++stats_.messages_sent;
+      }
+      for (int j = 0; j < p_; ++j) {
+        if (j == rank_) continue;
+        const std::int64_t lo = std::max(bucket_start[static_cast<std::size_t>(j)], my_start_);
+        const std::int64_t hi = std::min(bucket_start[static_cast<std::size_t>(j) + 1], my_end_);
+        if (hi <= lo) continue;
+        const std::int64_t count = hi - lo;
+        layer_.irecv(pool, layer_.root(), work_.data() + (lo - my_start_), static_cast<int>(count), type_, j,
+                     kShareTag, [this, count](int, int got) {
+                       if (got != count) throw Error("internal: a share's part has the wrong size");
+                       ++stats_.messages_received;
+                     });
+      }
+    });
+  }
+
+  // Runs what `start` adds to a pool of its own to completion.
+  template <class Start>
+  void drain(Start start) {
+    Pool pool;
+    start(pool);
+    while (!pool.empty()) pool.progress();
   }
 
   // Stores this PE's share of `small` from `from` and drops the local run (the sends to children
