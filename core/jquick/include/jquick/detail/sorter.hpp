@@ -1812,22 +1812,32 @@ class Sorter {
     });
     run.release();
 
-    // Runs merged pairwise, neighbours first, so equal keys stay in rank order.
+    // Runs merged pairwise, neighbours first, so equal keys stay in rank order; back and forth
+    // between the bucket and a second buffer, with no copy back after each merge.
+    Buffer<T> spare(layer_.scratch_home());
+    spare.resize(static_cast<std::size_t>(mine));
+    T* from = bucket.data();
+    T* to = spare.data();
     std::vector<std::int64_t> starts(run_start);
     while (starts.size() > 2) {
-      std::vector<std::int64_t> merged_starts;
+      std::vector<std::int64_t> next;
       for (std::size_t i = 0; i + 1 < starts.size(); i += 2) {
-        merged_starts.push_back(starts[i]);
-        if (i + 2 < starts.size()) {
-          T* a = bucket.data() + starts[i];
-          const std::size_t na = static_cast<std::size_t>(starts[i + 1] - starts[i]);
-          const std::size_t nb = static_cast<std::size_t>(starts[i + 2] - starts[i + 1]);
-          if (na > 0 && nb > 0) merge_through(merged_, a, na, a + na, nb, a, less_);
+        next.push_back(starts[i]);
+        const std::size_t na = static_cast<std::size_t>(starts[i + 1] - starts[i]);
+        const std::size_t nb = i + 2 < starts.size() ? static_cast<std::size_t>(starts[i + 2] - starts[i + 1]) : 0;
+        if (na > 0 && nb > 0) {
+          localsort::merge(from + starts[i], na, from + starts[i + 1], nb, to + starts[i], less_);
+          cost::charge(cost::Kernel::merge, na + nb);
+        } else if (na + nb > 0) {
+          std::memcpy(static_cast<void*>(to + starts[i]), from + starts[i], (na + nb) * sizeof(T));
+          cost::charge(cost::Kernel::copy, na + nb);
         }
       }
-      merged_starts.push_back(starts.back());
-      starts.swap(merged_starts);
+      next.push_back(starts.back());
+      starts.swap(next);
+      std::swap(from, to);
     }
+    const T* merged = from;
 
     // Each PE's share, from the buckets that overlap it.
     const std::int64_t b0 = bucket_start[static_cast<std::size_t>(rank_)];
@@ -1837,13 +1847,13 @@ class Sorter {
         const std::int64_t hi = std::min(b0 + mine, layout_->end(t));
         if (hi <= lo) continue;
         if (t == rank_) {
-          std::memcpy(static_cast<void*>(work_.data() + (lo - my_start_)), bucket.data() + (lo - b0),
+          std::memcpy(static_cast<void*>(work_.data() + (lo - my_start_)), merged + (lo - b0),
                       static_cast<std::size_t>(hi - lo) * sizeof(T));
           stats_.bytes_copied += static_cast<long long>((hi - lo) * static_cast<std::int64_t>(sizeof(T)));
           cost::charge(cost::Kernel::copy, static_cast<std::size_t>(hi - lo));
           continue;
         }
-        layer_.isend(pool, layer_.root(), bucket.data() + (lo - b0), static_cast<int>(hi - lo), type_, t, kShareTag);
+        layer_.isend(pool, layer_.root(), merged + (lo - b0), static_cast<int>(hi - lo), type_, t, kShareTag);
         ++stats_.messages_sent;
       }
       for (int j = 0; j < p_; ++j) {
