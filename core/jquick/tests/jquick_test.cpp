@@ -529,8 +529,9 @@ void run_special(Checker& check, const Options& options) {
     // On one node the RBC layer sorts a whole input of an exact order past gather_elements by
     // samples: buckets by splitters, then each PE's exact share from the buckets. Inputs that
     // leave PEs empty or hold one key (one bucket takes it all), and equivalent keys that differ
-    // (signed zeros), must come out a sorted permutation, the same in a second run; past
-    // kSampleSortPerPe elements per PE the input recurses.
+    // (signed zeros), must come out a sorted permutation, the same in a second run and with
+    // global indices shifted past 2^32; past kSampleSortPerPe elements per PE the input
+    // recurses.
     Context c(check, "whole input sorted by samples");
     const Nodes nodes = nodes_of(world);
     int sampled = 0;
@@ -552,6 +553,10 @@ void run_special(Checker& check, const Options& options) {
         jquick::sort(b, MPI_DOUBLE, world, std::less<double>(), config);
         verify(check, input, a, std::less<double>(), world);
         check.check(same_bytes(a, b), "a second run differs");
+        std::vector<double> shifted = input;
+        config.index_base = (std::int64_t{3} << 40) + 12345;
+        jquick::sort(shifted, MPI_DOUBLE, world, std::less<double>(), config);
+        check.check(same_bytes(a, shifted), "a shifted index base changed the result");
         int most[2] = {0, 0}, counts[2] = {stats.sample_sorts, stats.levels};
         MPI_Allreduce(counts, most, 2, MPI_INT, MPI_MAX, world);
         const bool expected = nodes.one && levels_free(choice, n, p, nodes, config.gather_elements);
