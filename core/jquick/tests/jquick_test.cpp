@@ -253,6 +253,12 @@ bool levels_free(const LayerChoice& choice, long long n, int p, Nodes nodes,
   return (nodes.one && n <= kSampleSortPerPe * p) || (nodes.two && n <= kWholeFactor * limit);
 }
 
+// Whether `choice` sorts that whole input by samples (on one node; levels_free).
+bool sorts_by_samples(const LayerChoice& choice, long long n, int p, Nodes nodes,
+                      long long limit = jquick::Config().gather_elements) {
+  return nodes.one && levels_free(choice, n, p, nodes, limit);
+}
+
 void run_grid(Checker& check, const Options& options, std::vector<Totals>& totals) {
   const int rank = check.rank(), p = check.size();
   const Nodes nodes = nodes_of(MPI_COMM_WORLD);
@@ -290,8 +296,8 @@ void run_grid(Checker& check, const Options& options, std::vector<Totals>& total
         }
         int sampled = 0;
         MPI_Allreduce(&stats.sample_sorts, &sampled, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-        const bool by_samples = levels_free(choice, n, p, nodes) && nodes.one;
-        check.equal(sampled, by_samples ? 1 : 0, "PEs that sorted the whole input by samples");
+        check.equal(sampled, sorts_by_samples(choice, n, p, nodes) ? 1 : 0,
+                    "PEs that sorted the whole input by samples");
         if (levels_free(choice, n, p, nodes)) {
           check.equal(stats.levels, 0, "recursion levels of a whole input sorted without levels");
         } else if (reference_levels < 0) {
@@ -327,6 +333,7 @@ void run_grid(Checker& check, const Options& options, std::vector<Totals>& total
 void run_special(Checker& check, const Options& options) {
   const int rank = check.rank(), p = check.size();
   const MPI_Comm world = MPI_COMM_WORLD;
+  const Nodes nodes = nodes_of(world);  // where the ranks lie, for the sections below
   inputs::Params params;
   params.seed = options.seed;
   params.rank = rank;
@@ -502,7 +509,6 @@ void run_special(Checker& check, const Options& options) {
     // and equivalent keys that differ (signed zeros) must come out a sorted permutation, the
     // same in a second run.
     Context c(check, "whole input on two nodes");
-    const bool two = on_two_nodes(world);
     int merged = 0;
     for (inputs::Distribution distribution : {inputs::Distribution::kUniform, inputs::Distribution::kOnePE, inputs::Distribution::kFirstHalf,
                                               inputs::Distribution::kUneven}) {
@@ -519,11 +525,11 @@ void run_special(Checker& check, const Options& options) {
         check.check(same_bytes(a, b), "a second run differs");
         int most = 0;
         MPI_Allreduce(&stats.two_node_merges, &most, 1, MPI_INT, MPI_MAX, world);
-        if (choice.layer != jquick::Layer::rbc || !two) check.equal(most, 0, "whole inputs merged on two nodes");
+        if (choice.layer != jquick::Layer::rbc || !nodes.two) check.equal(most, 0, "whole inputs merged on two nodes");
         merged += most;
       }
     }
-    if (two) check.check(merged > 0, "no whole input was merged on two nodes");
+    if (nodes.two) check.check(merged > 0, "no whole input was merged on two nodes");
   }
   if (p >= 3) {
     // On one node the RBC layer sorts a whole input of an exact order past gather_elements by
@@ -533,7 +539,6 @@ void run_special(Checker& check, const Options& options) {
     // global indices shifted past 2^32; past kSampleSortPerPe elements per PE the input
     // recurses.
     Context c(check, "whole input sorted by samples");
-    const Nodes nodes = nodes_of(world);
     int sampled = 0;
     for (inputs::Distribution distribution :
          {inputs::Distribution::kUniform, inputs::Distribution::kOnePE, inputs::Distribution::kFirstHalf,
@@ -559,7 +564,7 @@ void run_special(Checker& check, const Options& options) {
         check.check(same_bytes(a, shifted), "a shifted index base changed the result");
         int most[2] = {0, 0}, counts[2] = {stats.sample_sorts, stats.levels};
         MPI_Allreduce(counts, most, 2, MPI_INT, MPI_MAX, world);
-        const bool expected = nodes.one && levels_free(choice, n, p, nodes, config.gather_elements);
+        const bool expected = sorts_by_samples(choice, n, p, nodes, config.gather_elements);
         check.equal(most[0], expected ? 1 : 0, "whole inputs sorted by samples");
         if (expected) check.equal(most[1], 0, "recursion levels of a sort by samples");
         sampled += most[0];
@@ -586,7 +591,6 @@ void run_special(Checker& check, const Options& options) {
     // run, and some of these limits must take that path where the PEs span nodes (on one node
     // the whole input is sorted by samples instead).
     Context c(check, "gathered base case cut between two roots");
-    const bool one_node = nodes_of(world).one;
     inputs::Params some = params;
     some.n_per_pe = 200;
     const std::vector<double> input =
@@ -614,8 +618,8 @@ void run_special(Checker& check, const Options& options) {
         }
       }
     }
-    if (rbc_layer && !one_node) check.check(cut > 0, "no gathered base case was cut between two roots");
-    if (one_node) check.equal(cut, 0, "gathered base cases cut between two roots on one node");
+    if (rbc_layer && !nodes.one) check.check(cut > 0, "no gathered base case was cut between two roots");
+    if (nodes.one) check.equal(cut, 0, "gathered base cases cut between two roots on one node");
   }
   if (p >= 5) {
     // Every child is small enough to gather by count (gather_elements = n - 1), but each holds
@@ -680,7 +684,6 @@ void run_special(Checker& check, const Options& options) {
     // distributed level on one node (by samples) or two (merged per node, up to twice
     // gather_elements); an order that is not exact recurses.
     Context c(check, "whole input just past gather_elements");
-    const Nodes nodes = nodes_of(world);
     inputs::Params some = params;
     some.n_per_pe = 40;
     const std::vector<double> keys = inputs::generate<double>(inputs::Distribution::kUniform, some);

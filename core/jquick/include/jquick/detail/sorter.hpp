@@ -1791,10 +1791,7 @@ class Sorter {
         if (count == 0) continue;
         const T* from = run.data() + bound[static_cast<std::size_t>(j)];
         if (j == rank_) {
-          std::memcpy(static_cast<void*>(bucket.data() + run_start[static_cast<std::size_t>(rank_)]), from,
-                      static_cast<std::size_t>(count) * sizeof(T));
-          stats_.bytes_copied += static_cast<long long>(count * static_cast<std::int64_t>(sizeof(T)));
-          cost::charge(cost::Kernel::copy, static_cast<std::size_t>(count));
+          copy_counted(bucket.data() + run_start[static_cast<std::size_t>(rank_)], from, count);
           continue;
         }
         layer_.isend(pool, layer_.root(), from, static_cast<int>(count), type_, j, kBucketTag);
@@ -1847,10 +1844,7 @@ class Sorter {
         const std::int64_t hi = std::min(b0 + mine, layout_->end(t));
         if (hi <= lo) continue;
         if (t == rank_) {
-          std::memcpy(static_cast<void*>(work_.data() + (lo - my_start_)), merged + (lo - b0),
-                      static_cast<std::size_t>(hi - lo) * sizeof(T));
-          stats_.bytes_copied += static_cast<long long>((hi - lo) * static_cast<std::int64_t>(sizeof(T)));
-          cost::charge(cost::Kernel::copy, static_cast<std::size_t>(hi - lo));
+          copy_counted(work_.data() + (lo - my_start_), merged + (lo - b0), hi - lo);
           continue;
         }
         layer_.isend(pool, layer_.root(), merged + (lo - b0), static_cast<int>(hi - lo), type_, t, kShareTag);
@@ -1882,14 +1876,18 @@ class Sorter {
   // Stores this PE's share of `small` from `from` and drops the local run (the sends to children
   // may still read the block).
   void copy_share(Small& small, const void* from) {
-    const std::int64_t count = small.t1 - small.t0;
+    copy_counted(work_.data() + (small.t0 - my_start_), from, small.t1 - small.t0);
+    std::vector<T>().swap(small.keys);
+  }
+
+  // Copies `count` elements between this PE's own buffers, counted in Stats::bytes_copied and
+  // charged as a copy.
+  void copy_counted(T* to, const void* from, std::int64_t count) {
     if (count > 0) {  // a PE without elements may have no storage at all
-      std::memcpy(static_cast<void*>(work_.data() + (small.t0 - my_start_)), from,
-                  static_cast<std::size_t>(count) * sizeof(T));
+      std::memcpy(static_cast<void*>(to), from, static_cast<std::size_t>(count) * sizeof(T));
     }
     stats_.bytes_copied += static_cast<long long>(count * static_cast<std::int64_t>(sizeof(T)));
     cost::charge(cost::Kernel::copy, static_cast<std::size_t>(count));
-    std::vector<T>().swap(small.keys);
   }
 
   LayerT& layer_;
