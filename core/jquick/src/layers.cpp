@@ -206,7 +206,7 @@ void MpiPool::progress() {
 
 // --------------------------------------------------------------------------------- RbcLayer
 
-RbcLayer::RbcLayer(const rbc::RangeComm& root, bool posted) : root_(root) {
+RbcLayer::RbcLayer(const rbc::RangeComm& root, bool posted) : root_(root), numbering_(root) {
   if (!posted) return;
   int mpi_size = 0;
   check_mpi(MPI_Comm_size(root_.mpi_comm(), &mpi_size), "MPI_Comm_size");
@@ -218,8 +218,11 @@ RbcLayer::RbcLayer(const rbc::RangeComm& root, bool posted) : root_(root) {
   data_ = create_range_group(root_.mpi_comm(), root_.first(), root_.last(), root_.stride(), kCreateGroupTag + 7);
 }
 
+RbcLayer::RbcLayer(const RbcLayer& whole, const rbc::RangeComm& part)
+    : root_(part), numbering_(whole.numbering_), channel_(whole.channel_), data_(whole.data_), owns_data_(false) {}
+
 RbcLayer::~RbcLayer() {
-  if (data_ != MPI_COMM_NULL) MPI_Comm_free(&data_);
+  if (owns_data_ && data_ != MPI_COMM_NULL) MPI_Comm_free(&data_);
 }
 
 bool RbcLayer::within_node(const Comm& comm) const { return comm.on_one_node(); }
@@ -320,7 +323,7 @@ void RbcLayer::irecv(Pool& pool, const Comm& comm, void* buf, int count, MPI_Dat
         // The layer outlives its pools: `this` instead of a copy of the root keeps the capture
         // (allocated with the callback) small.
         [this, comm, type, done = std::move(done)](const rbc::Status* status) {
-          done(group_rank(comm, root_, status->source), status->count(type));
+          done(group_rank(comm, numbering_, status->source), status->count(type));
         },
         true);
     return;
@@ -338,7 +341,7 @@ void RbcLayer::irecv(Pool& pool, const Comm& comm, void* buf, int count, MPI_Dat
   MPI_Request request;
   check_mpi(MPI_Irecv(buf, count, type, from, tag, data_, &request), "MPI_Irecv");
   pool.add_posted(request, [this, comm, type, done = std::move(done)](const MPI_Status& status) {
-    done(group_rank(comm, root_, status.MPI_SOURCE), received_count(status, type));
+    done(group_rank(comm, numbering_, status.MPI_SOURCE), received_count(status, type));
   });
 }
 

@@ -232,13 +232,20 @@ bool on_two_nodes(MPI_Comm comm) {
   return true;
 }
 
-// Where the ranks of `comm` lie: all on one node, or on exactly two (on_two_nodes).
+// Where the ranks of `comm` lie: all on one node, or on exactly two (on_two_nodes); how many
+// consecutive ranks share a node (rbc::RangeComm::node_members) and on how many nodes they lie.
 struct Nodes {
   bool one = false;
   bool two = false;
+  int members = 1;
+  int count = 1;
 };
 
-Nodes nodes_of(MPI_Comm comm) { return {rbc::RangeComm::from_mpi(comm).on_one_node(), on_two_nodes(comm)}; }
+Nodes nodes_of(MPI_Comm comm) {
+  const rbc::RangeComm all = rbc::RangeComm::from_mpi(comm);
+  const int members = all.node_members();
+  return {all.on_one_node(), on_two_nodes(comm), members, (all.size() + members - 1) / members};
+}
 
 // The RBC layer sorts a whole input of an exact order of up to this many elements per PE on one
 // node by samples (no distributed level).
@@ -257,6 +264,22 @@ bool levels_free(const LayerChoice& choice, long long n, int p, Nodes nodes,
 bool sorts_by_samples(const LayerChoice& choice, long long n, int p, Nodes nodes,
                       long long limit = jquick::Config().gather_elements) {
   return nodes.one && levels_free(choice, n, p, nodes, limit);
+}
+
+// The RBC layer splits a whole input of an exact order between 2 to this many nodes first, on
+// two nodes only up to kNodeSplitTwoNodesPerPe elements per PE.
+constexpr int kNodeSplitMaxNodes = 4;
+constexpr long long kNodeSplitTwoNodesPerPe = 2048;
+
+// Whether `choice` splits a whole input of n elements of an exact order between the nodes first
+// (each node then sorts its part alone): the RBC layer on >= 3 PEs on 2 to kNodeSplitMaxNodes
+// nodes of >= 2 ranks each, beyond what the base cases take.
+bool splits_by_nodes(const LayerChoice& choice, long long n, int p, Nodes nodes,
+                     long long limit = jquick::Config().gather_elements) {
+  if (choice.layer != jquick::Layer::rbc || p < 3 || n <= limit || nodes.one) return false;
+  if (nodes.members < 2 || nodes.count > kNodeSplitMaxNodes) return false;
+  if (nodes.count == 2 && n > kNodeSplitTwoNodesPerPe * p) return false;
+  return !(nodes.two && n <= kWholeFactor * limit);
 }
 
 void run_grid(Checker& check, const Options& options, std::vector<Totals>& totals) {
@@ -296,10 +319,18 @@ void run_grid(Checker& check, const Options& options, std::vector<Totals>& total
         }
         int sampled = 0;
         MPI_Allreduce(&stats.sample_sorts, &sampled, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-        check.equal(sampled, sorts_by_samples(choice, n, p, nodes) ? 1 : 0,
-                    "PEs that sorted the whole input by samples");
+        if (!splits_by_nodes(choice, n, p, nodes)) {  // else a node's own sort may
+          check.equal(sampled, sorts_by_samples(choice, n, p, nodes) ? 1 : 0,
+                      "PEs that sorted the whole input by samples");
+        }
+        int split = 0;
+        MPI_Allreduce(&stats.node_splits, &split, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        check.equal(split, splits_by_nodes(choice, n, p, nodes) ? 1 : 0,
+                    "PEs that split the whole input between nodes");
         if (levels_free(choice, n, p, nodes)) {
           check.equal(stats.levels, 0, "recursion levels of a whole input sorted without levels");
+        } else if (splits_by_nodes(choice, n, p, nodes)) {
+          // Levels of the nodes' own sorts, not the whole's.
         } else if (reference_levels < 0) {
           reference_levels = stats.levels;
         } else {
@@ -565,7 +596,9 @@ void run_special(Checker& check, const Options& options) {
         int most[2] = {0, 0}, counts[2] = {stats.sample_sorts, stats.levels};
         MPI_Allreduce(counts, most, 2, MPI_INT, MPI_MAX, world);
         const bool expected = sorts_by_samples(choice, n, p, nodes, config.gather_elements);
-        check.equal(most[0], expected ? 1 : 0, "whole inputs sorted by samples");
+        if (!splits_by_nodes(choice, n, p, nodes, config.gather_elements)) {
+          check.equal(most[0], expected ? 1 : 0, "whole inputs sorted by samples");
+        }
         if (expected) check.equal(most[1], 0, "recursion levels of a sort by samples");
         sampled += most[0];
       }
@@ -580,9 +613,69 @@ void run_special(Checker& check, const Options& options) {
       verify(check, input, data, std::less<double>(), world);
       int most = 0;
       MPI_Allreduce(&stats.sample_sorts, &most, 1, MPI_INT, MPI_MAX, world);
-      check.equal(most, 0, "whole inputs sorted by samples");
+      const long long n = static_cast<long long>(large.n_per_pe) * p;
+      if (!splits_by_nodes(parse_layer_choice("rbc"), n, p, nodes)) check.equal(most, 0, "whole inputs sorted by samples");
     }
     if (nodes.one) check.check(sampled > 0, "no whole input was sorted by samples");
+  }
+  if (p >= 3) {
+    // On 2 to 4 nodes the RBC layer splits a whole input of an exact order between the nodes
+    // first: splitters from samples, each node's part sent there, each node's own sort, and its
+    // result moved into the PEs' exact shares. Inputs that leave PEs or whole nodes empty or hold
+    // one key (the splitters' ties go by global index), equivalent keys that differ (signed
+    // zeros) and integers in descending order must come out a sorted permutation, the same in a
+    // second run and with global indices shifted past 2^32; verify must pass.
+    Context c(check, "whole input split between nodes");
+    int split = 0;
+    for (inputs::Distribution distribution :
+         {inputs::Distribution::kUniform, inputs::Distribution::kOnePE, inputs::Distribution::kFirstHalf,
+          inputs::Distribution::kUneven, inputs::Distribution::kZero, inputs::Distribution::kRandomizedDuplicates}) {
+      Context cd(check, inputs::name(distribution));
+      for (const long long per_pe : {300LL, 1500LL, 3000LL}) {
+        Context cn(check, "n/p=", per_pe);
+        inputs::Params some = params;
+        some.n_per_pe = static_cast<std::uint64_t>(per_pe);
+        const std::vector<double> input = with_signed_zeros(inputs::generate<double>(distribution, some), rank);
+        long long mine = static_cast<long long>(input.size()), n = 0;
+        MPI_Allreduce(&mine, &n, 1, MPI_LONG_LONG, MPI_SUM, world);
+        for (const LayerChoice& choice : options.layers) {
+          Context cl(check, choice.name);
+          jquick::Config config = config_for(choice, 47);
+          config.gather_elements = 100;
+          std::vector<double> a = input, b = input;
+          const jquick::Stats stats = jquick::sort(a, MPI_DOUBLE, world, std::less<double>(), config);
+          config.verify = true;
+          jquick::sort(b, MPI_DOUBLE, world, std::less<double>(), config);
+          verify(check, input, a, std::less<double>(), world);
+          check.check(same_bytes(a, b), "a second run (with verify) differs");
+          std::vector<double> shifted = input;
+          config.index_base = (std::int64_t{5} << 40) + 777;
+          jquick::sort(shifted, MPI_DOUBLE, world, std::less<double>(), config);
+          check.check(same_bytes(a, shifted), "a shifted index base changed the result");
+          int least = 0, most = 0;
+          MPI_Allreduce(&stats.node_splits, &least, 1, MPI_INT, MPI_MIN, world);
+          MPI_Allreduce(&stats.node_splits, &most, 1, MPI_INT, MPI_MAX, world);
+          const int expected = splits_by_nodes(choice, n, p, nodes, 100) ? 1 : 0;
+          check.equal(least, expected, "whole inputs split between nodes (fewest PEs)");
+          check.equal(most, expected, "whole inputs split between nodes (most PEs)");
+          split += most;
+        }
+        if (distribution == inputs::Distribution::kUniform) {
+          Context ci(check, "long long, std::greater");
+          const std::vector<std::uint64_t> raw = inputs::generate<std::uint64_t>(distribution, some);
+          std::vector<long long> keys(raw.size());
+          for (std::size_t i = 0; i < keys.size(); ++i) keys[i] = static_cast<long long>(raw[i] % 97);
+          jquick::Config config;
+          config.gather_elements = 100;
+          std::vector<long long> data = keys;
+          jquick::sort(data, MPI_LONG_LONG, world, std::greater<long long>(), config);
+          verify(check, keys, data, std::greater<long long>(), world);
+        }
+      }
+    }
+    if (!nodes.one && nodes.count <= kNodeSplitMaxNodes && nodes.members >= 2) {
+      check.check(split > 0, "no whole input was split between nodes");
+    }
   }
   if (p >= 5) {
     // On RBC a gathered base case of an exact order on >= 3 PEs gathers to two roots, which
@@ -597,7 +690,7 @@ void run_special(Checker& check, const Options& options) {
         with_signed_zeros(inputs::generate<double>(inputs::Distribution::kUniform, some), rank);
     const std::int64_t n = 200 * static_cast<std::int64_t>(p);
     int cut = 0;
-    bool rbc_layer = false;
+    bool rbc_layer = false;  // an RBC sort recursed across nodes
     for (const LayerChoice& choice : options.layers) {
       Context cl(check, choice.name);
       for (const std::int64_t limit : {n / 2 - 1, n / 3, n / 4 - 1, n / 5, n / 6, n / 8, n / 12}) {
@@ -611,7 +704,8 @@ void run_special(Checker& check, const Options& options) {
           verify(check, input, a, std::less<double>(), world);
           check.check(same_bytes(a, b), "a second run differs");
           if (choice.layer != jquick::Layer::rbc) continue;
-          rbc_layer = true;
+          // Split between the nodes first, no group spans two nodes.
+          if (!splits_by_nodes(choice, n, p, nodes, limit)) rbc_layer = true;
           int most = 0;
           MPI_Allreduce(&stats.split_gathers, &most, 1, MPI_INT, MPI_MAX, world);
           cut += most;
@@ -708,7 +802,7 @@ void run_special(Checker& check, const Options& options) {
         MPI_Allreduce(levels, most, 2, MPI_INT, MPI_MAX, world);
         if (levels_free(choice, n, p, nodes, limit)) {
           check.equal(most[0], 0, "levels of std::less, sorted without levels");
-        } else {
+        } else if (!splits_by_nodes(choice, n, p, nodes, limit)) {
           check.check(most[0] > 0, "std::less took no distributed level");
         }
         check.check(most[1] > 0, "an order that is not exact took no distributed level");

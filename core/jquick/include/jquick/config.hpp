@@ -90,6 +90,7 @@ struct Stats {
   int split_gathers = 0;             // gathered base cases whose gather was cut between two roots
   int two_node_merges = 0;           // whole inputs merged per node and swapped between two nodes
   int sample_sorts = 0;              // whole inputs sorted by regular samples on one node
+  int node_splits = 0;               // whole inputs split between nodes, each node sorting its part
   long long messages_sent = 0;       // data-exchange messages (base cases included)
   long long messages_received = 0;
   // Bytes this PE copied between its own buffers (copies to itself in the exchange, moving a

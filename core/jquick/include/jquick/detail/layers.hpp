@@ -125,6 +125,11 @@ class RbcLayer {
   using Pool = RbcPool;
 
   RbcLayer(const rbc::RangeComm& root, bool posted);
+  // A layer over `part`, a range of `whole`'s root, that sends its data on `whole`'s channel
+  // (no communicator to make; `whole` must outlive it). The part's messages need tags that
+  // `whole`'s other traffic in flight does not use.
+  RbcLayer(const RbcLayer& whole, const rbc::RangeComm& part);
+  static constexpr bool kParts = true;
   ~RbcLayer();
   RbcLayer(const RbcLayer&) = delete;
   RbcLayer& operator=(const RbcLayer&) = delete;
@@ -179,14 +184,16 @@ class RbcLayer {
 
  private:
   // Rank on the channel of member `rank` of `comm`, and back.
-  int data_rank(const Comm& comm, int rank) const { return root_.rank_of_mpi(comm.mpi_rank(rank)); }
-  static int group_rank(const Comm& comm, const Comm& root, int data_rank) {
-    return comm.rank_of_mpi(root.mpi_rank(data_rank));
+  int data_rank(const Comm& comm, int rank) const { return numbering_.rank_of_mpi(comm.mpi_rank(rank)); }
+  static int group_rank(const Comm& comm, const Comm& numbering, int data_rank) {
+    return comm.rank_of_mpi(numbering.mpi_rank(data_rank));
   }
 
   rbc::RangeComm root_;
+  rbc::RangeComm numbering_;        // whose ranks the channel's are: the root, or the whole's
   rbc::RangeComm channel_;          // posted, root spans its MPI communicator
   MPI_Comm data_ = MPI_COMM_NULL;  // posted, root is a part of its MPI communicator
+  bool owns_data_ = true;
 };
 
 // A native MPI communicator of one group.
@@ -218,6 +225,7 @@ class MpiLayer {
                     int total, MPI_Datatype type, const rbc::Merger& merge, Done done, bool now = false);
   // gather_merge, then MPI_Ibcast of the result.
   static constexpr bool kMergingAllgather = false;
+  static constexpr bool kParts = false;
   bool within_node(const Comm&) const { return false; }
   void allgather_merge(Pool& pool, const Comm& comm, const void* send, int count, void* recv,
                        int total, MPI_Datatype type, const rbc::Merger& merge, Done done, bool now = false);

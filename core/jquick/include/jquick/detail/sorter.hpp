@@ -146,7 +146,6 @@ class Sorter {
                          rank_ < p_ / 2 ? static_cast<long long>(data.size()) : 0};
     long long prefix[6] = {}, total[6] = {};
     LayerT::scan_and_bcast_now(layer_.root(), mine, prefix, total, 6);
-    lower_half_input_ = total[5];
     if (!configs_agree(total[3], total[4], p_)) throw Error(config_mismatch_message(config_));
     if (total[1] > 0) {
       throw Error("the input holds " + std::to_string(total[1]) +
@@ -157,7 +156,14 @@ class Sorter {
       throw Error("the comparator is not a strict weak order: comp(x, x) is true for " +
                   std::to_string(total[2]) + " checked input element(s); nothing was moved");
     }
-    const std::int64_t n = total[0];
+    run(data, total[0], prefix[0] - mine[0], total[5]);
+  }
+
+ private:
+  // The sort after the first agreement: n elements in all, `before` of them on the PEs before
+  // this one, `lower_half` on PEs [0, p / 2).
+  void run(std::vector<T>& data, std::int64_t n, std::int64_t before, std::int64_t lower_half) {
+    lower_half_input_ = lower_half;
     layout_ = std::make_unique<Layout>(n, p_, config_.index_base);
     if (layout_->cap(0) > INT_MAX) {
       throw Error("a PE's share of " + std::to_string(layout_->cap(0)) +
@@ -170,7 +176,7 @@ class Sorter {
         p_ == 2 && static_cast<std::int64_t>(data.size()) == layout_->cap(rank_);
     if (!pair_in_place) work_.assign(static_cast<std::size_t>(layout_->cap(rank_)), T());
     input_ = &data;
-    input_start_ = config_.index_base + (prefix[0] - mine[0]);
+    input_start_ = config_.index_base + before;
 
     if (n > 0) {
       auto root = std::make_unique<Task>();
@@ -203,6 +209,8 @@ class Sorter {
         }
       } else if (sample_sorts(n)) {
         sample_sort_whole(n);
+      } else if (node_splits(n)) {
+        node_split_whole(n);
       } else {
         std::vector<std::unique_ptr<Task>> active;
         active.push_back(std::move(root));
@@ -230,7 +238,6 @@ class Sorter {
     }
   }
 
- private:
   struct Sample {
     T key;
     std::int64_t index;
@@ -1863,6 +1870,240 @@ class Sorter {
                      });
       }
     });
+  }
+
+  // ------------------------------------------------ the whole input split between nodes first
+
+  // Whether the whole input of n elements is first split between the nodes (node_split_whole):
+  // an exact order on RBC, p >= 3 PEs on 3 to kNodeSplitMaxNodes nodes of node_members() >= 2
+  // ranks each, or on two nodes with at most kNodeSplitTwoNodesPerPe elements per PE, more than
+  // the base cases take (called after whole_is_small). The recursion's first median leaves
+  // groups that straddle a node boundary, so later levels cross it again (data, and rounds of
+  // collectives); split at the node boundaries, every node sorts its own part alone. In
+  // simulation (supermuc, p = 24-64) 0.69-0.91x the recursion's time at n/p = 256-4096 and on
+  // three or four nodes up to 65536; on two nodes 1.02-1.13x from n/p = 4096 or 8192, where
+  // one level's data crosses the boundary once either way (docs/benchmarks.md, "The whole input
+  // split between nodes first").
+  static constexpr int kNodeSplitMaxNodes = 4;
+  static constexpr std::int64_t kNodeSplitTwoNodesPerPe = 2048;
+  static constexpr int kNodePartTag = kTagBase + 9;
+  static constexpr int kNodeShiftTag = kTagBase + 10;
+  static constexpr std::uint64_t kNodeSplitSalt = 0x6e6f646573ULL;  // "nodes"
+  bool node_splits(std::int64_t n) const {
+    if constexpr (!kExactOrder || !LayerT::kParts) {
+      (void)n;
+      return false;
+    } else {
+      if (p_ < 3 || layer_.within_node(layer_.root())) return false;
+      const int members = layer_.root().node_members();
+      if (members < 2) return false;
+      const int nodes = (p_ + members - 1) / members;
+      return nodes <= kNodeSplitMaxNodes && (nodes > 2 || n <= kNodeSplitTwoNodesPerPe * static_cast<std::int64_t>(p_));
+    }
+  }
+
+  // Random samples (as a level's) give every PE the same splitters at the global ranks where the
+  // nodes' shares begin; each PE cuts its input at them ((key, index) order, as a level's
+  // partition) and sends node j's part to node j, where its members keep what they can of their
+  // own part and the rest fills their room, so that they hold balanced inputs. Each node sorts
+  // its elements on its own (a sort on a range of the root, its messages on the root's channel);
+  // splitters off by d elements leave the nodes' results d elements off their shares, and one
+  // round of messages moves them there.
+  void node_split_whole(std::int64_t n) {
+    if constexpr (kExactOrder && LayerT::kParts) {
+      ++stats_.node_splits;
+      clock_.to(kPivot);
+      const int members = layer_.root().node_members();
+      const int nodes = (p_ + members - 1) / members;
+      const auto first_of = [&](int j) { return std::min(p_, j * members); };
+      const int my_node = rank_ / members;
+      const std::int64_t m = static_cast<std::int64_t>(input_->size());
+      const T* const in = input_->data();
+      const std::int64_t offset = input_start_ - config_.index_base;
+
+      // s samples per PE on average: at 64 KiB doubles per PE the splitters' ranks are off by
+      // about a fifth of a share.
+      const std::int64_t per_pe = std::min<std::int64_t>(32, std::max<std::int64_t>(2, n / (2048 * static_cast<std::int64_t>(p_))));
+      const std::int64_t total = per_pe * p_;
+      std::vector<std::int64_t> positions;
+      sample_positions(hash(config_.seed, static_cast<std::uint64_t>(n), kNodeSplitSalt), n, total, offset, offset + m,
+                       positions);
+      std::vector<Sample> picked;
+      picked.reserve(positions.size());
+      for (std::int64_t position : positions) {
+        picked.push_back(Sample{in[position - offset], config_.index_base + position});
+      }
+      localsort::sort(picked.begin(), picked.end(), [this](const Sample& a, const Sample& b) { return sample_less(a, b); });
+      cost::charge(cost::Kernel::sort, picked.size());
+      std::vector<Sample> samples(static_cast<std::size_t>(total));
+      drain([&](Pool& pool) {
+        layer_.allgather_merge(pool, layer_.root(), picked.data(), static_cast<int>(picked.size()), samples.data(),
+                               static_cast<int>(total), sample_type(), sample_merger(), [] {}, true);
+      });
+      // Splitter j - 1 closes node j - 1's part: about as many samples at or below it as node j's
+      // share begins after.
+      std::vector<Sample> splitters;
+      for (int j = 1; j < nodes; ++j) {
+        const double begins = static_cast<double>(layout_->start(first_of(j)) - config_.index_base) / static_cast<double>(n);
+        const std::int64_t at = std::llround(begins * static_cast<double>(total)) - 1;
+        splitters.push_back(samples[static_cast<std::size_t>(std::min(total - 1, std::max<std::int64_t>(0, at)))]);
+      }
+
+      // Node of each element: the first splitter it is at or below ((key, index) order).
+      clock_.to(kPartition);
+      std::vector<unsigned char> node_of(static_cast<std::size_t>(m));
+      std::vector<long long> counts(static_cast<std::size_t>(nodes), 0);
+      for (std::int64_t i = 0; i < m; ++i) {
+        const T& x = in[i];
+        const std::int64_t index = input_start_ + i;
+        int lo = 0, hi = nodes - 1;
+        while (lo < hi) {
+          const int mid = (lo + hi) / 2;
+          const Sample& s = splitters[static_cast<std::size_t>(mid)];
+          const bool at_or_below = less_(x, s.key) || (!less_(s.key, x) && index <= s.index);
+          if (at_or_below) {
+            hi = mid;
+          } else {
+            lo = mid + 1;
+          }
+        }
+        node_of[static_cast<std::size_t>(i)] = static_cast<unsigned char>(lo);
+        ++counts[static_cast<std::size_t>(lo)];
+      }
+      std::vector<std::int64_t> part_start(static_cast<std::size_t>(nodes) + 1, 0);
+      for (int j = 0; j < nodes; ++j) part_start[static_cast<std::size_t>(j) + 1] = part_start[static_cast<std::size_t>(j)] + counts[static_cast<std::size_t>(j)];
+      Buffer<T> parts(layer_.scratch_home());
+      parts.resize(static_cast<std::size_t>(m));
+      {
+        std::vector<std::int64_t> fill(part_start.begin(), part_start.end() - 1);
+        for (std::int64_t i = 0; i < m; ++i) parts.data()[fill[node_of[static_cast<std::size_t>(i)]]++] = in[i];
+      }
+      std::vector<unsigned char>().swap(node_of);
+      for (int levels = 1; (1 << levels) < 2 * nodes - 1; ++levels) cost::charge(cost::Kernel::partition, static_cast<std::size_t>(m));
+      cost::charge(cost::Kernel::copy, static_cast<std::size_t>(m));
+
+      // Every PE's part per node: row r, column j is PE r's part for node j.
+      clock_.to(kCalculation);
+      std::vector<long long> matrix(static_cast<std::size_t>(p_) * nodes);
+      drain([&](Pool& pool) { layer_.allgather(pool, layer_.root(), counts.data(), matrix.data(), nodes, [] {}, true); });
+      const auto part = [&](int r, int j) { return static_cast<std::int64_t>(matrix[static_cast<std::size_t>(r) * nodes + j]); };
+      std::vector<std::int64_t> node_total(static_cast<std::size_t>(nodes), 0), node_start(static_cast<std::size_t>(nodes) + 1, 0);
+      for (int j = 0; j < nodes; ++j) {
+        for (int r = 0; r < p_; ++r) node_total[static_cast<std::size_t>(j)] += part(r, j);
+        node_start[static_cast<std::size_t>(j) + 1] = node_start[static_cast<std::size_t>(j)] + node_total[static_cast<std::size_t>(j)];
+      }
+      if (node_start[static_cast<std::size_t>(nodes)] != n) throw Error("internal: the nodes' parts do not add up to the input");
+      // Node j's balanced inputs (and results): Layout(node_total[j], its members) from offset 0.
+      const auto node_layout = [&](int j) { return Layout(node_total[static_cast<std::size_t>(j)], first_of(j + 1) - first_of(j), 0); };
+
+      // Node j's plan: member r keeps min(its part, its room); the others' parts in rank order fill
+      // the members' remaining room in rank order. Calls `piece(source, target, count, at)`, `at`
+      // the place in the target's input, for every piece that travels, in source then target order.
+      const auto kept = [&](int j, int r) {
+        const int f = first_of(j);
+        return r >= f && r < first_of(j + 1) ? std::min(part(r, j), node_layout(j).cap(r - f)) : std::int64_t(0);
+      };
+      const auto plan = [&](int j, auto piece) {
+        const int f = first_of(j);
+        const Layout inner = node_layout(j);
+        int target = f;
+        std::int64_t used = 0;  // of the target's room
+        for (int r = 0; r < p_; ++r) {
+          std::int64_t left = part(r, j) - kept(j, r);
+          while (left > 0) {
+            const std::int64_t room = inner.cap(target - f) - kept(j, target) - used;
+            if (room == 0) {
+              ++target;
+              used = 0;
+              continue;
+            }
+            const std::int64_t count = std::min(left, room);
+            piece(r, target, count, kept(j, target) + used);
+            used += count;
+            left -= count;
+          }
+        }
+      };
+
+      clock_.to(kExchange);
+      const int f = first_of(my_node);
+      const Layout inner = node_layout(my_node);
+      std::vector<T> local(static_cast<std::size_t>(inner.cap(rank_ - f)));
+      const std::int64_t keep = kept(my_node, rank_);
+      copy_counted(local.data(), parts.data() + part_start[static_cast<std::size_t>(my_node)], keep);
+      drain([&](Pool& pool) {
+        for (int i = 1; i <= nodes; ++i) {
+          const int j = (my_node + i) % nodes;  // the other nodes first, this node last
+          const T* next = parts.data() + part_start[static_cast<std::size_t>(j)] + kept(j, rank_);
+          plan(j, [&](int source, int target, std::int64_t count, std::int64_t at) {
+            if (source == rank_) {
+              layer_.isend(pool, layer_.root(), next, static_cast<int>(count), type_, target, kNodePartTag);
+              ++stats_.messages_sent;
+              next += count;
+            } else if (target == rank_) {
+              layer_.irecv(pool, layer_.root(), local.data() + at, static_cast<int>(count), type_, source, kNodePartTag,
+                           [this, count](int, int got) {
+                             if (got != count) throw Error("internal: a node's part has the wrong size");
+                             ++stats_.messages_received;
+                           });
+            }
+          });
+        }
+      });
+      parts.release();
+
+      // This node's sort, on a range of the root whose messages travel on the root's channel.
+      clock_.to(kDone);
+      {
+        LayerT node(layer_, layer_.root().split(f, first_of(my_node + 1) - 1));
+        Config alone = config_;
+        alone.verify = false;  // the whole result is verified below, if asked
+        // Its inputs are balanced (what node_layout gives), the input checked: no agreement.
+        const int q = first_of(my_node + 1) - f;
+        Sorter(node, type_, Less(), alone, stats_).run(local, inner.n(), inner.start(rank_ - f), inner.start(q / 2));
+      }
+
+      // Node j's result holds the global offsets node_start[j] + [its layout's shares): move
+      // what lies in another PE's share there.
+      clock_.to(kExchange);
+      const auto held = [&](int r, std::int64_t& lo, std::int64_t& hi) {
+        const int j = r / members;
+        const Layout l = node_layout(j);
+        lo = node_start[static_cast<std::size_t>(j)] + l.start(r - first_of(j));
+        hi = lo + l.cap(r - first_of(j));
+      };
+      std::int64_t h0 = 0, h1 = 0;
+      held(rank_, h0, h1);
+      const std::int64_t g0 = my_start_ - config_.index_base, g1 = my_end_ - config_.index_base;
+      drain([&](Pool& pool) {
+        for (int t = 0; t < p_; ++t) {
+          const std::int64_t lo = std::max(h0, layout_->start(t) - config_.index_base);
+          const std::int64_t hi = std::min(h1, layout_->end(t) - config_.index_base);
+          if (hi <= lo) continue;
+          if (t == rank_) {
+            copy_counted(work_.data() + (lo - g0), local.data() + (lo - h0), hi - lo);
+            continue;
+          }
+          layer_.isend(pool, layer_.root(), local.data() + (lo - h0), static_cast<int>(hi - lo), type_, t, kNodeShiftTag);
+          ++stats_.messages_sent;
+        }
+        for (int r = 0; r < p_; ++r) {
+          if (r == rank_) continue;
+          std::int64_t r0 = 0, r1 = 0;
+          held(r, r0, r1);
+          const std::int64_t lo = std::max(r0, g0), hi = std::min(r1, g1);
+          if (hi <= lo) continue;
+          const std::int64_t count = hi - lo;
+          layer_.irecv(pool, layer_.root(), work_.data() + (lo - g0), static_cast<int>(count), type_, r, kNodeShiftTag,
+                       [this, count](int, int got) {
+                         if (got != count) throw Error("internal: a shifted share has the wrong size");
+                         ++stats_.messages_received;
+                       });
+        }
+      });
+    } else {
+      (void)n;
+    }
   }
 
   // Runs what `start` adds to a pool of its own to completion.
