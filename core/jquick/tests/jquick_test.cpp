@@ -266,6 +266,12 @@ bool sorts_by_samples(const LayerChoice& choice, long long n, int p, Nodes nodes
   return nodes.one && levels_free(choice, n, p, nodes, limit);
 }
 
+// Whole inputs for the paths that skip the recursion: uniform, all on one PE, on the first half,
+// uneven, one key, and many duplicates.
+constexpr inputs::Distribution kWholeInputs[] = {
+    inputs::Distribution::kUniform, inputs::Distribution::kOnePE,  inputs::Distribution::kFirstHalf,
+    inputs::Distribution::kUneven,  inputs::Distribution::kZero,   inputs::Distribution::kRandomizedDuplicates};
+
 // The RBC layer splits a whole input of an exact order between 2 to this many nodes first, on
 // two nodes only up to kNodeSplitTwoNodesPerPe elements per PE.
 constexpr int kNodeSplitMaxNodes = 4;
@@ -571,9 +577,7 @@ void run_special(Checker& check, const Options& options) {
     // recurses.
     Context c(check, "whole input sorted by samples");
     int sampled = 0;
-    for (inputs::Distribution distribution :
-         {inputs::Distribution::kUniform, inputs::Distribution::kOnePE, inputs::Distribution::kFirstHalf,
-          inputs::Distribution::kUneven, inputs::Distribution::kZero, inputs::Distribution::kRandomizedDuplicates}) {
+    for (inputs::Distribution distribution : kWholeInputs) {
       Context cd(check, inputs::name(distribution));
       inputs::Params some = params;
       some.n_per_pe = 700;
@@ -627,9 +631,7 @@ void run_special(Checker& check, const Options& options) {
     // second run and with global indices shifted past 2^32; verify must pass.
     Context c(check, "whole input split between nodes");
     int split = 0;
-    for (inputs::Distribution distribution :
-         {inputs::Distribution::kUniform, inputs::Distribution::kOnePE, inputs::Distribution::kFirstHalf,
-          inputs::Distribution::kUneven, inputs::Distribution::kZero, inputs::Distribution::kRandomizedDuplicates}) {
+    for (inputs::Distribution distribution : kWholeInputs) {
       Context cd(check, inputs::name(distribution));
       for (const long long per_pe : {300LL, 1500LL, 3000LL}) {
         Context cn(check, "n/p=", per_pe);
