@@ -678,6 +678,32 @@ void run_special(Checker& check, const Options& options) {
     if (!nodes.one && nodes.count <= kNodeSplitMaxNodes && nodes.members >= 2) {
       check.check(split > 0, "no whole input was split between nodes");
     }
+    // The same on a range of the world that starts on the second node and spans two or more:
+    // its data travel on an MPI communicator of its own members, the nodes' sorts on it too.
+    const int from = nodes.members;
+    const int tail_nodes = (p - from + nodes.members - 1) / nodes.members;
+    if (!nodes.one && nodes.members >= 2 && tail_nodes >= 2 && tail_nodes <= kNodeSplitMaxNodes) {
+      Context cr(check, "on the ranks from the second node");
+      const rbc::RangeComm tail = rbc::RangeComm::from_mpi(world).split(from, p - 1);
+      MPI_Comm members;
+      MPI_Comm_split(world, rank >= from ? 0 : MPI_UNDEFINED, rank, &members);
+      if (rank >= from) {
+        inputs::Params some = params;
+        some.rank = rank - from;
+        some.p = p - from;
+        some.n_per_pe = 500;
+        const std::vector<double> input = with_signed_zeros(inputs::generate<double>(inputs::Distribution::kUniform, some), rank);
+        jquick::Config config;
+        config.gather_elements = 100;
+        std::vector<double> data = input;
+        const jquick::Stats stats = jquick::sort(data, MPI_DOUBLE, tail, std::less<double>(), config);
+        verify(check, input, data, std::less<double>(), members);
+        int least = 0;
+        MPI_Allreduce(&stats.node_splits, &least, 1, MPI_INT, MPI_MIN, members);
+        check.equal(least, 1, "whole inputs split between nodes on the range");
+        MPI_Comm_free(&members);
+      }
+    }
   }
   if (p >= 5) {
     // On RBC a gathered base case of an exact order on >= 3 PEs gathers to two roots, which
