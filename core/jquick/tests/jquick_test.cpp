@@ -274,7 +274,7 @@ constexpr inputs::Distribution kWholeInputs[] = {
 
 // The RBC layer splits a whole input of an exact order between 2 to this many nodes first, on
 // two nodes only up to kNodeSplitTwoNodesPerPe elements per PE.
-constexpr int kNodeSplitMaxNodes = 4;
+constexpr int kNodeSplitMaxNodes = 8;
 constexpr long long kNodeSplitTwoNodesPerPe = 2048;
 
 // Whether `choice` splits a whole input of n elements of an exact order between the nodes first
@@ -623,7 +623,7 @@ void run_special(Checker& check, const Options& options) {
     if (nodes.one) check.check(sampled > 0, "no whole input was sorted by samples");
   }
   if (p >= 3) {
-    // On 2 to 4 nodes the RBC layer splits a whole input of an exact order between the nodes
+    // On 2 to 8 nodes the RBC layer splits a whole input of an exact order between the nodes
     // first: splitters from samples, each node's part sent there, each node's own sort, and its
     // result moved into the PEs' exact shares. Inputs that leave PEs or whole nodes empty or hold
     // one key (the splitters' ties go by global index), equivalent keys that differ (signed

@@ -1880,11 +1880,12 @@ class Sorter {
   // the base cases take (called after whole_is_small). The recursion's first median leaves
   // groups that straddle a node boundary, so later levels cross it again (data, and rounds of
   // collectives); split at the node boundaries, every node sorts its own part alone. In
-  // simulation (supermuc, p = 24-64) 0.69-0.91x the recursion's time at n/p = 256-4096 and on
-  // three or four nodes up to 65536; on two nodes 1.02-1.13x from n/p = 4096 or 8192, where
-  // one level's data crosses the boundary once either way (docs/benchmarks.md, "The whole input
-  // split between nodes first").
-  static constexpr int kNodeSplitMaxNodes = 4;
+  // simulation (supermuc, juqueen, p = 24-128) 0.57-0.93x the recursion's time at n/p = 256-2048
+  // and on three to eight nodes up to 65536; on two nodes 1.02-1.13x from n/p = 4096 or 8192,
+  // where one level's data crosses the boundary once either way; on 16 nodes (p = 256) 1.31x at
+  // 256, where the part sizes' allgather (p x nodes counts) costs more than it saves
+  // (docs/benchmarks.md, "The whole input split between nodes first").
+  static constexpr int kNodeSplitMaxNodes = 8;
   static constexpr std::int64_t kNodeSplitTwoNodesPerPe = 2048;
   static constexpr int kNodePartTag = kTagBase + 9;
   static constexpr int kNodeShiftTag = kTagBase + 10;
