@@ -675,6 +675,29 @@ void run_special(Checker& check, const Options& options) {
         }
       }
     }
+    {
+      // Without base cases (gather_elements = 0) even a few elements per PE are split: most
+      // samples repeat, and nodes may get no elements at all.
+      Context cz(check, "gather_elements=0");
+      for (const std::uint64_t per_pe : {1u, 7u}) {
+        Context cn(check, "n/p=", per_pe);
+        inputs::Params some = params;
+        some.n_per_pe = per_pe;
+        const std::vector<double> input = inputs::generate<double>(inputs::Distribution::kUniform, some);
+        long long mine = static_cast<long long>(input.size()), n = 0;
+        MPI_Allreduce(&mine, &n, 1, MPI_LONG_LONG, MPI_SUM, world);
+        jquick::Config config;
+        config.gather_elements = 0;
+        std::vector<double> data = input;
+        const jquick::Stats stats = jquick::sort(data, MPI_DOUBLE, world, std::less<double>(), config);
+        verify(check, input, data, std::less<double>(), world);
+        int least = 0;
+        MPI_Allreduce(&stats.node_splits, &least, 1, MPI_INT, MPI_MIN, world);
+        check.equal(least, splits_by_nodes(parse_layer_choice("rbc"), n, p, nodes, 0) ? 1 : 0,
+                    "whole inputs split between nodes");
+        split += least;
+      }
+    }
     if (!nodes.one && nodes.count <= kNodeSplitMaxNodes && nodes.members >= 2) {
       check.check(split > 0, "no whole input was split between nodes");
     }
