@@ -1899,7 +1899,13 @@ class Sorter {
       const int members = layer_.root().node_members();
       if (members < 2) return false;
       const int nodes = (p_ + members - 1) / members;
-      return nodes <= kNodeSplitMaxNodes && (nodes > 2 || n <= kNodeSplitTwoNodesPerPe * static_cast<std::int64_t>(p_));
+      if (nodes > kNodeSplitMaxNodes || (nodes == 2 && n > kNodeSplitTwoNodesPerPe * static_cast<std::int64_t>(p_))) {
+        return false;
+      }
+      // Whatever the splitters, a node's shares fit an MPI count (its smallest node could get
+      // all n), so every PE takes the same path and no node's sort throws alone.
+      const int fewest = std::min(members, p_ - (nodes - 1) * members);
+      return n / fewest < INT_MAX;
     }
   }
 
