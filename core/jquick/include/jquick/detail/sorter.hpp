@@ -1928,8 +1928,9 @@ class Sorter {
       const T* const in = input_->data();
       const std::int64_t offset = input_start_ - config_.index_base;
 
-      // s samples per PE on average: at 64 KiB doubles per PE the splitters' ranks are off by
-      // about a fifth of a share.
+      // 2 to 32 samples per PE on average (n / (2048 p)): fewer make the allgather across nodes
+      // cheaper, more make the last round move less (at p = 48 and 32 per PE the splitters are
+      // off by about half a share).
       const std::int64_t per_pe = std::min<std::int64_t>(32, std::max<std::int64_t>(2, n / (2048 * static_cast<std::int64_t>(p_))));
       const std::int64_t total = per_pe * p_;
       std::vector<std::int64_t> positions;
@@ -1986,7 +1987,8 @@ class Sorter {
         for (std::int64_t i = 0; i < m; ++i) parts.data()[fill[node_of[static_cast<std::size_t>(i)]]++] = in[i];
       }
       std::vector<unsigned char>().swap(node_of);
-      for (int levels = 1; (1 << levels) < 2 * nodes - 1; ++levels) cost::charge(cost::Kernel::partition, static_cast<std::size_t>(m));
+      // Charged as one partition pass per level of the search (ceil(log2 nodes)) and a copy.
+      for (int depth = 0; (1 << depth) < nodes; ++depth) cost::charge(cost::Kernel::partition, static_cast<std::size_t>(m));
       cost::charge(cost::Kernel::copy, static_cast<std::size_t>(m));
 
       // Every PE's part per node: row r, column j is PE r's part for node j.
