@@ -273,17 +273,22 @@ constexpr inputs::Distribution kWholeInputs[] = {
     inputs::Distribution::kUneven,  inputs::Distribution::kZero,   inputs::Distribution::kRandomizedDuplicates};
 
 // The RBC layer splits a whole input of an exact order between 2 to this many nodes first, on
-// two nodes only up to kNodeSplitTwoNodesPerPe elements per PE.
+// two nodes only up to kNodeSplitTwoNodesPerPe elements per PE and with >= 3 PEs on the second.
 constexpr int kNodeSplitMaxNodes = 8;
 constexpr long long kNodeSplitTwoNodesPerPe = 2048;
 
 // Whether `choice` splits a whole input of n elements of an exact order between the nodes first
 // (each node then sorts its part alone): the RBC layer on >= 3 PEs on 2 to kNodeSplitMaxNodes
 // nodes of >= 2 ranks each, beyond what the base cases take.
+// Whether p ranks laid out as `nodes` allow the split at all.
+bool nodes_split(int p, Nodes nodes) {
+  if (p < 3 || nodes.one || nodes.members < 2 || nodes.count > kNodeSplitMaxNodes) return false;
+  return nodes.count > 2 || p - nodes.members >= 3;
+}
+
 bool splits_by_nodes(const LayerChoice& choice, long long n, int p, Nodes nodes,
                      long long limit = jquick::Config().gather_elements) {
-  if (choice.layer != jquick::Layer::rbc || p < 3 || n <= limit || nodes.one) return false;
-  if (nodes.members < 2 || nodes.count > kNodeSplitMaxNodes) return false;
+  if (choice.layer != jquick::Layer::rbc || n <= limit || !nodes_split(p, nodes)) return false;
   if (nodes.count == 2 && n > kNodeSplitTwoNodesPerPe * p) return false;
   return !(nodes.two && n <= kWholeFactor * limit);
 }
@@ -698,14 +703,12 @@ void run_special(Checker& check, const Options& options) {
         split += least;
       }
     }
-    if (!nodes.one && nodes.count <= kNodeSplitMaxNodes && nodes.members >= 2) {
-      check.check(split > 0, "no whole input was split between nodes");
-    }
+    if (nodes_split(p, nodes)) check.check(split > 0, "no whole input was split between nodes");
     // The same on a range of the world that starts on the second node and spans two or more:
     // its data travel on an MPI communicator of its own members, the nodes' sorts on it too.
     const int from = nodes.members;
-    const int tail_nodes = (p - from + nodes.members - 1) / nodes.members;
-    if (!nodes.one && nodes.members >= 2 && tail_nodes >= 2 && tail_nodes <= kNodeSplitMaxNodes) {
+    const Nodes tail_nodes{false, false, nodes.members, (p - from + nodes.members - 1) / nodes.members};
+    if (!nodes.one && tail_nodes.count >= 2 && nodes_split(p - from, tail_nodes)) {
       Context cr(check, "on the ranks from the second node");
       const rbc::RangeComm tail = rbc::RangeComm::from_mpi(world).split(from, p - 1);
       MPI_Comm members;

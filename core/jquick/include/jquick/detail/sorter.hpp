@@ -1876,13 +1876,14 @@ class Sorter {
 
   // Whether the whole input of n elements is first split between the nodes (node_split_whole):
   // an exact order on RBC, p >= 3 PEs on 3 to kNodeSplitMaxNodes nodes of node_members() >= 2
-  // ranks each, or on two nodes with at most kNodeSplitTwoNodesPerPe elements per PE, more than
-  // the base cases take (called after whole_is_small). The recursion's first median leaves
+  // ranks each, or on two nodes with at most kNodeSplitTwoNodesPerPe elements per PE and at least
+  // 3 PEs on the second, more than the base cases take (called after whole_is_small). The recursion's first median leaves
   // groups that straddle a node boundary, so later levels cross it again (data, and rounds of
   // collectives); split at the node boundaries, every node sorts its own part alone. In
   // simulation (supermuc, juqueen, p = 24-128) 0.57-0.93x the recursion's time at n/p = 256-2048
   // and on three to eight nodes up to 65536; on two nodes 1.02-1.13x from n/p = 4096 or 8192,
-  // where one level's data crosses the boundary once either way; on 16 nodes (p = 256) 1.31x at
+  // where one level's data crosses the boundary once either way, and with 1 or 2 PEs on the
+  // second node (p = 17, 18: 1.01-1.12x); on 16 nodes (p = 256) 1.31x at
   // 256, where the part sizes' allgather (p x nodes counts) costs more than it saves
   // (docs/benchmarks.md, "The whole input split between nodes first").
   static constexpr int kNodeSplitMaxNodes = 8;
@@ -1899,9 +1900,8 @@ class Sorter {
       const int members = layer_.root().node_members();
       if (members < 2) return false;
       const int nodes = (p_ + members - 1) / members;
-      if (nodes > kNodeSplitMaxNodes || (nodes == 2 && n > kNodeSplitTwoNodesPerPe * static_cast<std::int64_t>(p_))) {
-        return false;
-      }
+      if (nodes > kNodeSplitMaxNodes) return false;
+      if (nodes == 2 && (n > kNodeSplitTwoNodesPerPe * static_cast<std::int64_t>(p_) || p_ - members < 3)) return false;
       // Whatever the splitters, a node's shares fit an MPI count (its smallest node could get
       // all n), so every PE takes the same path and no node's sort throws alone.
       const int fewest = std::min(members, p_ - (nodes - 1) * members);
