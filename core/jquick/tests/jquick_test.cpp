@@ -140,6 +140,14 @@ std::vector<double> with_signed_zeros(std::vector<double> keys, int rank) {
 // Tag of the test's own gathers, sent after the sort has returned.
 constexpr int kGatherTag = 77;
 
+// How many elements all ranks of `comm` hold together.
+template <class T>
+long long total_size(const std::vector<T>& data, MPI_Comm comm) {
+  long long local = static_cast<long long>(data.size()), n = 0;
+  MPI_Allreduce(&local, &n, 1, MPI_LONG_LONG, MPI_SUM, comm);
+  return n;
+}
+
 // The full check of one sort: balance (every rank), local order (every rank), global order
 // across rank boundaries and exact multiset equality (rank 0, byte for byte).
 template <class T, class Less>
@@ -148,8 +156,7 @@ void verify(Checker& check, const std::vector<T>& input, const std::vector<T>& o
   int rank = 0, p = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &p);
-  long long local = static_cast<long long>(input.size()), n = 0;
-  MPI_Allreduce(&local, &n, 1, MPI_LONG_LONG, MPI_SUM, comm);
+  const long long n = total_size(input, comm);
   const long long expected = n / p + (rank < n % p ? 1 : 0);
   check.equal(static_cast<long long>(output.size()), expected, "local output size (balance)");
   check.check(std::is_sorted(output.begin(), output.end(), less), "local output is not sorted");
@@ -305,8 +312,7 @@ void run_grid(Checker& check, const Options& options, std::vector<Totals>& total
       params.n_per_pe = size;
       Context c(check, inputs::name(distribution), " n/p=", size);
       const std::vector<double> input = inputs::generate<double>(distribution, params);
-      long long mine = static_cast<long long>(input.size()), n = 0;
-      MPI_Allreduce(&mine, &n, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+      const long long n = total_size(input, MPI_COMM_WORLD);
       std::vector<double> reference;
       int reference_levels = -1;
       for (std::size_t l = 0; l < options.layers.size(); ++l) {
@@ -587,8 +593,7 @@ void run_special(Checker& check, const Options& options) {
       inputs::Params some = params;
       some.n_per_pe = 700;
       const std::vector<double> input = with_signed_zeros(inputs::generate<double>(distribution, some), rank);
-      long long mine = static_cast<long long>(input.size()), n = 0;
-      MPI_Allreduce(&mine, &n, 1, MPI_LONG_LONG, MPI_SUM, world);
+      const long long n = total_size(input, world);
       for (const LayerChoice& choice : options.layers) {
         Context cl(check, choice.name);
         jquick::Config config = config_for(choice, 43);
@@ -643,8 +648,7 @@ void run_special(Checker& check, const Options& options) {
         inputs::Params some = params;
         some.n_per_pe = static_cast<std::uint64_t>(per_pe);
         const std::vector<double> input = with_signed_zeros(inputs::generate<double>(distribution, some), rank);
-        long long mine = static_cast<long long>(input.size()), n = 0;
-        MPI_Allreduce(&mine, &n, 1, MPI_LONG_LONG, MPI_SUM, world);
+        const long long n = total_size(input, world);
         for (const LayerChoice& choice : options.layers) {
           Context cl(check, choice.name);
           jquick::Config config = config_for(choice, 47);
@@ -689,8 +693,7 @@ void run_special(Checker& check, const Options& options) {
         inputs::Params some = params;
         some.n_per_pe = per_pe;
         const std::vector<double> input = inputs::generate<double>(inputs::Distribution::kUniform, some);
-        long long mine = static_cast<long long>(input.size()), n = 0;
-        MPI_Allreduce(&mine, &n, 1, MPI_LONG_LONG, MPI_SUM, world);
+        const long long n = total_size(input, world);
         jquick::Config config;
         config.gather_elements = 0;
         std::vector<double> data = input;

@@ -1808,10 +1808,7 @@ class Sorter {
         const std::int64_t count = part(r, rank_);
         if (count == 0 || r == rank_) continue;
         layer_.irecv(pool, layer_.root(), bucket.data() + run_start[static_cast<std::size_t>(r)], static_cast<int>(count),
-                     type_, r, kBucketTag, [this, count](int, int got) {
-                       if (got != count) throw Error("internal: a bucket's part has the wrong size");
-                       ++stats_.messages_received;
-                     });
+                     type_, r, kBucketTag, counted(count, "internal: a bucket's part has the wrong size"));
       }
     });
     run.release();
@@ -1844,32 +1841,9 @@ class Sorter {
     const T* merged = from;
 
     // Each PE's share, from the buckets that overlap it.
-    const std::int64_t b0 = bucket_start[static_cast<std::size_t>(rank_)];
-    drain([&](Pool& pool) {
-      for (int t = 0; t < p_; ++t) {
-        const std::int64_t lo = std::max(b0, layout_->start(t));
-        const std::int64_t hi = std::min(b0 + mine, layout_->end(t));
-        if (hi <= lo) continue;
-        if (t == rank_) {
-          copy_counted(work_.data() + (lo - my_start_), merged + (lo - b0), hi - lo);
-          continue;
-        }
-        layer_.isend(pool, layer_.root(), merged + (lo - b0), static_cast<int>(hi - lo), type_, t, kShareTag);
-        ++stats_.messages_sent;
-      }
-      for (int j = 0; j < p_; ++j) {
-        if (j == rank_) continue;
-        const std::int64_t lo = std::max(bucket_start[static_cast<std::size_t>(j)], my_start_);
-        const std::int64_t hi = std::min(bucket_start[static_cast<std::size_t>(j) + 1], my_end_);
-        if (hi <= lo) continue;
-        const std::int64_t count = hi - lo;
-        layer_.irecv(pool, layer_.root(), work_.data() + (lo - my_start_), static_cast<int>(count), type_, j,
-                     kShareTag, [this, count](int, int got) {
-                       if (got != count) throw Error("internal: a share's part has the wrong size");
-                       ++stats_.messages_received;
-                     });
-      }
-    });
+    deliver_shares(
+        [&](int r) { return std::make_pair(bucket_start[static_cast<std::size_t>(r)], bucket_start[static_cast<std::size_t>(r) + 1]); },
+        merged, kShareTag, "internal: a share's part has the wrong size");
   }
 
   // ------------------------------------------------ the whole input split between nodes first
@@ -1877,20 +1851,25 @@ class Sorter {
   // Whether the whole input of n elements is first split between the nodes (node_split_whole):
   // an exact order on RBC, p >= 3 PEs on 3 to kNodeSplitMaxNodes nodes of node_members() >= 2
   // ranks each, or on two nodes with at most kNodeSplitTwoNodesPerPe elements per PE and at least
-  // 3 PEs on the second, more than the base cases take (called after whole_is_small). The recursion's first median leaves
-  // groups that straddle a node boundary, so later levels cross it again (data, and rounds of
-  // collectives); split at the node boundaries, every node sorts its own part alone. In
-  // simulation (supermuc, juqueen, p = 24-128) 0.57-0.93x the recursion's time at n/p = 256-2048
-  // and on three to eight nodes up to 65536; on two nodes 1.02-1.13x from n/p = 4096 or 8192,
-  // where one level's data crosses the boundary once either way, and with 1 or 2 PEs on the
-  // second node (p = 17, 18: 1.01-1.12x); on 16 nodes (p = 256) 1.31x at
-  // 256, where the part sizes' allgather (p x nodes counts) costs more than it saves
+  // 3 PEs on the second, more than the base cases take (called after whole_is_small). The
+  // recursion's first median leaves groups that straddle a node boundary, so later levels cross
+  // it again (data, and rounds of collectives); split at the node boundaries, every node sorts
+  // its own part alone. In simulation (supermuc, juqueen, p = 24-128) 0.57-0.93x the
+  // recursion's time at n/p = 256-2048 and on three to eight nodes up to 65536; on two nodes
+  // 1.02-1.13x from n/p = 4096 or 8192, where one level's data crosses the boundary once either
+  // way, and with 1 or 2 PEs on the second node (p = 17, 18: 1.01-1.12x); on 16 nodes (p = 256)
+  // 1.31x at 256, where the part sizes' allgather (p x nodes counts) costs more than it saves
   // (docs/benchmarks.md, "The whole input split between nodes first").
   static constexpr int kNodeSplitMaxNodes = 8;
   static constexpr std::int64_t kNodeSplitTwoNodesPerPe = 2048;
   static constexpr int kNodePartTag = kTagBase + 9;
   static constexpr int kNodeShiftTag = kTagBase + 10;
   static constexpr std::uint64_t kNodeSplitSalt = 0x6e6f646573ULL;  // "nodes"
+  // The root's nodes: runs of node_members() ranks, the last one possibly shorter.
+  int node_count() const {
+    const int members = layer_.root().node_members();
+    return (p_ + members - 1) / members;
+  }
   bool node_splits(std::int64_t n) const {
     if constexpr (!kExactOrder || !LayerT::kParts) {
       (void)n;
@@ -1899,7 +1878,7 @@ class Sorter {
       if (p_ < 3 || layer_.within_node(layer_.root())) return false;
       const int members = layer_.root().node_members();
       if (members < 2) return false;
-      const int nodes = (p_ + members - 1) / members;
+      const int nodes = node_count();
       if (nodes > kNodeSplitMaxNodes) return false;
       if (nodes == 2 && (n > kNodeSplitTwoNodesPerPe * static_cast<std::int64_t>(p_) || p_ - members < 3)) return false;
       // Whatever the splitters, a node's shares fit an MPI count (its smallest node could get
@@ -1921,7 +1900,7 @@ class Sorter {
       ++stats_.node_splits;
       clock_.to(kPivot);
       const int members = layer_.root().node_members();
-      const int nodes = (p_ + members - 1) / members;
+      const int nodes = node_count();
       const auto first_of = [&](int j) { return std::min(p_, j * members); };
       const int my_node = rank_ / members;
       const std::int64_t m = static_cast<std::int64_t>(input_->size());
@@ -1967,9 +1946,7 @@ class Sorter {
         int lo = 0, hi = nodes - 1;
         while (lo < hi) {
           const int mid = (lo + hi) / 2;
-          const Sample& s = splitters[static_cast<std::size_t>(mid)];
-          const bool at_or_below = less_(x, s.key) || (!less_(s.key, x) && index <= s.index);
-          if (at_or_below) {
+          if (!sample_less(splitters[static_cast<std::size_t>(mid)], Sample{x, index})) {
             hi = mid;
           } else {
             lo = mid + 1;
@@ -2051,10 +2028,7 @@ class Sorter {
               next += count;
             } else if (target == rank_) {
               layer_.irecv(pool, layer_.root(), local.data() + at, static_cast<int>(count), type_, source, kNodePartTag,
-                           [this, count](int, int got) {
-                             if (got != count) throw Error("internal: a node's part has the wrong size");
-                             ++stats_.messages_received;
-                           });
+                           counted(count, "internal: a node's part has the wrong size"));
             }
           });
         }
@@ -2072,44 +2046,17 @@ class Sorter {
         Sorter(node, type_, Less(), alone, stats_).run(local, inner.n(), inner.start(rank_ - f), inner.start(q / 2));
       }
 
-      // Node j's result holds the global offsets node_start[j] + [its layout's shares): move
-      // what lies in another PE's share there.
+      // Node j's result holds the global indices from node_start[j] on in its own layout's
+      // shares: what lies in another PE's share moves there.
       clock_.to(kExchange);
-      const auto held = [&](int r, std::int64_t& lo, std::int64_t& hi) {
-        const int j = r / members;
-        const Layout l = node_layout(j);
-        lo = node_start[static_cast<std::size_t>(j)] + l.start(r - first_of(j));
-        hi = lo + l.cap(r - first_of(j));
-      };
-      std::int64_t h0 = 0, h1 = 0;
-      held(rank_, h0, h1);
-      const std::int64_t g0 = my_start_ - config_.index_base, g1 = my_end_ - config_.index_base;
-      drain([&](Pool& pool) {
-        for (int t = 0; t < p_; ++t) {
-          const std::int64_t lo = std::max(h0, layout_->start(t) - config_.index_base);
-          const std::int64_t hi = std::min(h1, layout_->end(t) - config_.index_base);
-          if (hi <= lo) continue;
-          if (t == rank_) {
-            copy_counted(work_.data() + (lo - g0), local.data() + (lo - h0), hi - lo);
-            continue;
-          }
-          layer_.isend(pool, layer_.root(), local.data() + (lo - h0), static_cast<int>(hi - lo), type_, t, kNodeShiftTag);
-          ++stats_.messages_sent;
-        }
-        for (int r = 0; r < p_; ++r) {
-          if (r == rank_) continue;
-          std::int64_t r0 = 0, r1 = 0;
-          held(r, r0, r1);
-          const std::int64_t lo = std::max(r0, g0), hi = std::min(r1, g1);
-          if (hi <= lo) continue;
-          const std::int64_t count = hi - lo;
-          layer_.irecv(pool, layer_.root(), work_.data() + (lo - g0), static_cast<int>(count), type_, r, kNodeShiftTag,
-                       [this, count](int, int got) {
-                         if (got != count) throw Error("internal: a shifted share has the wrong size");
-                         ++stats_.messages_received;
-                       });
-        }
-      });
+      deliver_shares(
+          [&](int r) {
+            const int j = r / members;
+            const Layout l = node_layout(j);
+            const std::int64_t lo = config_.index_base + node_start[static_cast<std::size_t>(j)] + l.start(r - first_of(j));
+            return std::make_pair(lo, lo + l.cap(r - first_of(j)));
+          },
+          local.data(), kNodeShiftTag, "internal: a shifted share has the wrong size");
     } else {
       (void)n;
     }
@@ -2121,6 +2068,42 @@ class Sorter {
     Pool pool;
     start(pool);
     while (!pool.empty()) pool.progress();
+  }
+
+  // A receive's continuation that expects exactly `count` elements (else throws `wrong_size`).
+  RecvDone counted(std::int64_t count, const char* wrong_size) {
+    return [this, count, wrong_size](int, int got) {
+      if (got != count) throw Error(wrong_size);
+      ++stats_.messages_received;
+    };
+  }
+
+  // Moves what every PE r holds, the global indices [held(r).first, held(r).second) (this PE's
+  // at `mine`), into the layout's exact shares in work_: one message per overlap, with `tag`.
+  template <class Held>
+  void deliver_shares(Held held, const T* mine, int tag, const char* wrong_size) {
+    const auto [h0, h1] = held(rank_);
+    drain([&](Pool& pool) {
+      for (int t = 0; t < p_; ++t) {
+        const std::int64_t lo = std::max(h0, layout_->start(t));
+        const std::int64_t hi = std::min(h1, layout_->end(t));
+        if (hi <= lo) continue;
+        if (t == rank_) {
+          copy_counted(work_.data() + (lo - my_start_), mine + (lo - h0), hi - lo);
+          continue;
+        }
+        layer_.isend(pool, layer_.root(), mine + (lo - h0), static_cast<int>(hi - lo), type_, t, tag);
+        ++stats_.messages_sent;
+      }
+      for (int r = 0; r < p_; ++r) {
+        if (r == rank_) continue;
+        const auto [r0, r1] = held(r);
+        const std::int64_t lo = std::max(r0, my_start_), hi = std::min(r1, my_end_);
+        if (hi <= lo) continue;
+        layer_.irecv(pool, layer_.root(), work_.data() + (lo - my_start_), static_cast<int>(hi - lo), type_, r, tag,
+                     counted(hi - lo, wrong_size));
+      }
+    });
   }
 
   // Stores this PE's share of `small` from `from` and drops the local run (the sends to children
