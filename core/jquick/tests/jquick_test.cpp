@@ -256,7 +256,7 @@ Nodes nodes_of(MPI_Comm comm) {
 
 // The RBC layer sorts a whole input of an exact order of up to this many elements per PE on one
 // node by samples (no distributed level).
-constexpr long long kSampleSortPerPe = 8192;
+constexpr long long kSampleSortPerPe = 1 << 18;
 
 // Whether `choice` sorts a whole input of n elements of an exact order without a distributed
 // level although n is above `limit` (gather_elements): the RBC layer on >= 3 PEs, by samples
@@ -279,24 +279,25 @@ constexpr inputs::Distribution kWholeInputs[] = {
     inputs::Distribution::kUniform, inputs::Distribution::kOnePE,  inputs::Distribution::kFirstHalf,
     inputs::Distribution::kUneven,  inputs::Distribution::kZero,   inputs::Distribution::kRandomizedDuplicates};
 
-// The RBC layer splits a whole input of an exact order between 2 to this many nodes first, on
-// two nodes only up to kNodeSplitTwoNodesPerPe elements per PE and with >= 3 PEs on the second.
+// The RBC layer splits a whole input of an exact order between 2 to this many nodes first; on
+// two nodes only with >= 3 PEs on the second and, where both are the same size, up to
+// kNodeSplitTwoNodesPerPe elements per PE.
 constexpr int kNodeSplitMaxNodes = 8;
 constexpr long long kNodeSplitTwoNodesPerPe = 2048;
 
-// Whether `choice` splits a whole input of n elements of an exact order between the nodes first
-// (each node then sorts its part alone): the RBC layer on >= 3 PEs on 2 to kNodeSplitMaxNodes
-// nodes of >= 2 ranks each, beyond what the base cases take.
 // Whether p ranks laid out as `nodes` allow the split at all.
 bool nodes_split(int p, Nodes nodes) {
   if (p < 3 || nodes.one || nodes.members < 2 || nodes.count > kNodeSplitMaxNodes) return false;
   return nodes.count > 2 || p - nodes.members >= 3;
 }
 
+// Whether `choice` splits a whole input of n elements of an exact order between the nodes first
+// (each node then sorts its part alone): the RBC layer on >= 3 PEs on 2 to kNodeSplitMaxNodes
+// nodes of >= 2 ranks each, beyond what the base cases take.
 bool splits_by_nodes(const LayerChoice& choice, long long n, int p, Nodes nodes,
                      long long limit = jquick::Config().gather_elements) {
   if (choice.layer != jquick::Layer::rbc || n <= limit || !nodes_split(p, nodes)) return false;
-  if (nodes.count == 2 && n > kNodeSplitTwoNodesPerPe * p) return false;
+  if (nodes.count == 2 && p == 2 * nodes.members && n > kNodeSplitTwoNodesPerPe * p) return false;
   return !(nodes.two && n <= kWholeFactor * limit);
 }
 
@@ -617,7 +618,7 @@ void run_special(Checker& check, const Options& options) {
         sampled += most[0];
       }
     }
-    {
+    if (p <= 8) {  // kSampleSortPerPe + 1 elements per PE: kept to a few million in all
       Context cd(check, "past kSampleSortPerPe");
       inputs::Params large = params;
       large.n_per_pe = kSampleSortPerPe + 1;

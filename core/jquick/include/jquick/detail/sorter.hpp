@@ -1701,12 +1701,14 @@ class Sorter {
 
   // Whether the whole input is sorted by regular samples on one node (sample_sort_whole): an
   // exact order on RBC, p >= 3 PEs all on one node, more than gather_elements (called after
-  // whole_is_small) and at most kSampleSortPerPe elements per PE. Two allgathers and two rounds
-  // of messages instead of ceil(log2 p) levels of four collectives each; in simulation 0.63-0.93x
-  // the recursion's time at p = 8, 12, 16 and n/p = 512-8192, but 1.06-1.12x at n/p >= 32768 on
-  // 12 and 16 PEs, where merging p runs costs more passes over the data than the recursion's
-  // partitions (docs/benchmarks.md, "The whole input sorted by samples on one node").
-  static constexpr std::int64_t kSampleSortPerPe = 8192;
+  // whole_is_small), at most kSampleSortPerPe elements per PE and n <= INT_MAX (every count of
+  // a bucket or a share then fits an MPI count). Two allgathers and two rounds of messages
+  // instead of ceil(log2 p) levels of four collectives each; in simulation 0.63-0.93x the
+  // recursion's time at p = 8, 12, 16 and n/p = 512-8192 and, since its merges go back and
+  // forth between two buffers with up to 64 samples per PE (78f5d4c), 0.83-0.98x from 16384 to
+  // 262144 on 4 to 16 PEs, the largest measured (docs/benchmarks.md, "The whole input sorted
+  // by samples on one node" and "The sort by samples at every size").
+  static constexpr std::int64_t kSampleSortPerPe = std::int64_t{1} << 18;
   static constexpr int kBucketTag = kTagBase + 7;
   static constexpr int kShareTag = kTagBase + 8;
   bool sample_sorts(std::int64_t n) const {
@@ -1714,7 +1716,7 @@ class Sorter {
       return false;
     } else {
       if (p_ < 3 || !layer_.within_node(layer_.root())) return false;
-      return n <= kSampleSortPerPe * static_cast<std::int64_t>(p_);
+      return n <= kSampleSortPerPe * static_cast<std::int64_t>(p_) && n <= INT_MAX;
     }
   }
 
@@ -1744,7 +1746,7 @@ class Sorter {
     const std::int64_t per_pe = std::min<std::int64_t>(64, std::max<std::int64_t>(16, n / (128 * static_cast<std::int64_t>(p_))));
     const std::int64_t total = per_pe * p_;
     const std::int64_t before = input_start_ - config_.index_base;
-    // (total * n stays far below 2^63: n is at most kSampleSortPerPe * p.)
+    // (total * n stays far below 2^63: n is at most INT_MAX, total at most 64 p.)
     const auto drawn = [&](std::int64_t elements) { return total * elements / n; };
     const std::int64_t own = drawn(before + m) - drawn(before);
     std::vector<Sample> picked(static_cast<std::size_t>(own));
@@ -1850,16 +1852,18 @@ class Sorter {
 
   // Whether the whole input of n elements is first split between the nodes (node_split_whole):
   // an exact order on RBC, p >= 3 PEs on 3 to kNodeSplitMaxNodes nodes of node_members() >= 2
-  // ranks each, or on two nodes with at most kNodeSplitTwoNodesPerPe elements per PE and at least
-  // 3 PEs on the second, more than the base cases take (called after whole_is_small). The
-  // recursion's first median leaves groups that straddle a node boundary, so later levels cross
-  // it again (data, and rounds of collectives); split at the node boundaries, every node sorts
-  // its own part alone. In simulation (supermuc, juqueen, p = 24-128) 0.57-0.93x the
-  // recursion's time at n/p = 256-2048 and on three to eight nodes up to 65536; on two nodes
-  // 1.02-1.13x from n/p = 4096 or 8192, where one level's data crosses the boundary once either
-  // way, and with 1 or 2 PEs on the second node (p = 17, 18: 1.01-1.12x); on 16 nodes (p = 256)
-  // 1.31x at 256, where the part sizes' allgather (p x nodes counts) costs more than it saves
-  // (docs/benchmarks.md, "The whole input split between nodes first").
+  // ranks each, or on two nodes with at least 3 PEs on the second and, where both are the same
+  // size, at most kNodeSplitTwoNodesPerPe elements per PE; more than the base cases take (called
+  // after whole_is_small). The recursion's first median leaves groups that straddle a node
+  // boundary, so later levels cross it again (data, and rounds of collectives); split at the
+  // node boundaries, every node sorts its own part alone. In simulation (supermuc, juqueen,
+  // p = 24-128) 0.57-0.93x the recursion's time at n/p = 256-2048 and on three to eight nodes up
+  // to 65536. Two equal nodes are cut at their boundary by the recursion's first level, and
+  // there the split cost 0.87-1.09x from 4096 per PE; two unequal ones (p = 20, 24, 28) took
+  // 0.88-1.01x (one point 1.08x) from 4096 to 65536 with each node sorting by samples. With 1 or
+  // 2 PEs on the second node (p = 17, 18) 1.01-1.12x; on 16 nodes (p = 256) 1.31x at 256, where
+  // the part sizes' allgather (p x nodes counts) costs more than it saves (docs/benchmarks.md,
+  // "The whole input split between nodes first" and "The sort by samples at every size").
   static constexpr int kNodeSplitMaxNodes = 8;
   static constexpr std::int64_t kNodeSplitTwoNodesPerPe = 2048;
   static constexpr int kNodePartTag = kTagBase + 9;
@@ -1880,7 +1884,11 @@ class Sorter {
       if (members < 2) return false;
       const int nodes = node_count();
       if (nodes > kNodeSplitMaxNodes) return false;
-      if (nodes == 2 && (n > kNodeSplitTwoNodesPerPe * static_cast<std::int64_t>(p_) || p_ - members < 3)) return false;
+      // Two nodes of equal size: the recursion's first level already cuts at their boundary.
+      const bool even = p_ == 2 * members;
+      if (nodes == 2 && (p_ - members < 3 || (even && n > kNodeSplitTwoNodesPerPe * static_cast<std::int64_t>(p_)))) {
+        return false;
+      }
       // Whatever the splitters, a node's shares fit an MPI count (its smallest node could get
       // all n), so every PE takes the same path and no node's sort throws alone.
       const int fewest = std::min(members, p_ - (nodes - 1) * members);
