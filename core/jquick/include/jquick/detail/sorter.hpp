@@ -1705,7 +1705,7 @@ class Sorter {
   // a bucket or a share then fits an MPI count). Two allgathers and two rounds of messages
   // instead of ceil(log2 p) levels of four collectives each; in simulation 0.63-0.93x the
   // recursion's time at p = 8, 12, 16 and n/p = 512-8192 and, since its merges go back and
-  // forth between two buffers with up to 64 samples per PE (78f5d4c), 0.83-0.98x from 16384 to
+  // forth between two buffers with up to 64 samples per PE (78f5d4c), 0.83-0.99x from 16384 to
   // 262144 on 4 to 16 PEs, the largest measured (docs/benchmarks.md, "The whole input sorted
   // by samples on one node" and "The sort by samples at every size").
   static constexpr std::int64_t kSampleSortPerPe = std::int64_t{1} << 18;
@@ -1860,7 +1860,8 @@ class Sorter {
   // p = 24-128) 0.57-0.93x the recursion's time at n/p = 256-2048 and on three to eight nodes up
   // to 65536. Two equal nodes are cut at their boundary by the recursion's first level, and
   // there the split cost 0.87-1.09x from 4096 per PE; two unequal ones (p = 20, 24, 28) took
-  // 0.88-1.01x (one point 1.08x) from 4096 to 65536 with each node sorting by samples. With 1 or
+  // 0.85-1.01x from 3072 to 65536 with each node sorting by samples, a few points 1.04-1.09x
+  // (juqueen p = 24 at 4096, p = 28 at 6144 and 8192). With 1 or
   // 2 PEs on the second node (p = 17, 18) 1.01-1.12x; on 16 nodes (p = 256) 1.31x at 256, where
   // the part sizes' allgather (p x nodes counts) costs more than it saves (docs/benchmarks.md,
   // "The whole input split between nodes first" and "The sort by samples at every size").
