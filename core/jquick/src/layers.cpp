@@ -109,6 +109,12 @@ bool RbcPool::Requests::run_completed() {
   return ran;
 }
 
+void RbcPool::Requests::test_each() {
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    if (!entries[i].handled && requests[i].test()) run(i);
+  }
+}
+
 void RbcPool::Requests::wait_one() {
   const int index = rbc::wait_any(requests);
   if (index >= 0) run(static_cast<std::size_t>(index));
@@ -152,6 +158,12 @@ void RbcPool::progress() {
   } else if (sends_.pending > 0) {
     sends_.wait_one();
   }
+}
+
+void RbcPool::poll() {
+  posted_.poll();
+  others_.test_each();
+  sends_.test_each();
 }
 
 // ---------------------------------------------------------------------------------- MpiPool
@@ -199,6 +211,23 @@ void MpiPool::progress() {
   check_mpi(MPI_Waitany(static_cast<int>(requests_.size()), requests_.data(), &index, &status),
             "MPI_Waitany");
   if (index == MPI_UNDEFINED) throw Error("internal: MPI pool has no active request");
+  --pending_;
+  Callback callback = std::move(callbacks_[index]);
+  if (callback) callback(status);
+}
+
+void MpiPool::poll() {
+  if (pending_ == 0) return;
+  if (!completed_.empty()) {
+    progress();
+    return;
+  }
+  int index = MPI_UNDEFINED;
+  int flag = 0;
+  MPI_Status status;
+  check_mpi(MPI_Testany(static_cast<int>(requests_.size()), requests_.data(), &index, &flag, &status),
+            "MPI_Testany");
+  if (!flag || index == MPI_UNDEFINED) return;
   --pending_;
   Callback callback = std::move(callbacks_[index]);
   if (callback) callback(status);

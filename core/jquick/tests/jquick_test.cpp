@@ -644,7 +644,9 @@ void run_special(Checker& check, const Options& options) {
     int split = 0;
     for (inputs::Distribution distribution : kWholeInputs) {
       Context cd(check, inputs::name(distribution));
-      for (const long long per_pe : {300LL, 1500LL, 3000LL}) {
+      // 20000: parts of more than one message (kPieceMessage), which nodes of 3 or more PEs
+      // sort as they arrive.
+      for (const long long per_pe : {300LL, 1500LL, 3000LL, 20000LL}) {
         Context cn(check, "n/p=", per_pe);
         inputs::Params some = params;
         some.n_per_pe = static_cast<std::uint64_t>(per_pe);

@@ -42,6 +42,7 @@ class MpiPool {
   void add(MPI_Request request, Callback callback);
   bool empty() const { return pending_ == 0; }
   void progress();
+  void poll();  // RbcPool::poll's part: one MPI_Testany, never blocks
 
  private:
   void compact();
@@ -74,6 +75,9 @@ class RbcPool {
   }
   // Runs the continuation of at least one completed operation, blocking until one completes.
   void progress();
+  // Advances every pending operation once and runs the continuations of those that completed;
+  // never blocks (for local work between calls, while messages travel).
+  void poll();
 
  private:
   struct Requests {
@@ -88,6 +92,7 @@ class RbcPool {
     std::size_t pending = 0;
     void add(rbc::Request request, Callback callback, bool wants_status);
     bool run_completed();
+    void test_each();
     void run(std::size_t index);
     void wait_one();
     void compact();

@@ -1735,8 +1735,10 @@ class Sorter {
     Buffer<T> run(layer_.scratch_home());
     run.resize(static_cast<std::size_t>(m));
     if (m > 0) std::memcpy(static_cast<void*>(run.data()), input_->data(), static_cast<std::size_t>(m) * sizeof(T));
-    localsort::sort(run.data(), run.data() + m, less_);
-    cost::charge(cost::Kernel::sort, static_cast<std::size_t>(m));
+    if (!presorted_) {
+      localsort::sort(run.data(), run.data() + m, less_);
+      cost::charge(cost::Kernel::sort, static_cast<std::size_t>(m));
+    }
     clock_.to(kBase);
 
     // PE r draws its part of s * p regular samples, in proportion to its input (the counts
@@ -1815,13 +1817,23 @@ class Sorter {
     });
     run.release();
 
-    // Runs merged pairwise, neighbours first, so equal keys stay in rank order; back and forth
-    // between the bucket and a second buffer, with no copy back after each merge.
+    // Runs merged in rank order, so equal keys stay in rank order.
     Buffer<T> spare(layer_.scratch_home());
     spare.resize(static_cast<std::size_t>(mine));
-    T* from = bucket.data();
-    T* to = spare.data();
-    std::vector<std::int64_t> starts(run_start);
+    const T* merged = merge_runs(bucket.data(), spare.data(), run_start);
+
+    // Each PE's share, from the buckets that overlap it.
+    deliver_shares(
+        [&](int r) { return std::make_pair(bucket_start[static_cast<std::size_t>(r)], bucket_start[static_cast<std::size_t>(r) + 1]); },
+        merged, kShareTag, "internal: a share's part has the wrong size");
+  }
+
+  // Merges the sorted runs [starts[i], starts[i + 1]) of `a` pairwise, neighbours first (equal
+  // keys keep the runs' order), back and forth between `a` and `b` with no copy back after each
+  // merge; returns whichever holds the result.
+  T* merge_runs(T* a, T* b, std::vector<std::int64_t> starts) {
+    T* from = a;
+    T* to = b;
     while (starts.size() > 2) {
       std::vector<std::int64_t> next;
       for (std::size_t i = 0; i + 1 < starts.size(); i += 2) {
@@ -1840,12 +1852,7 @@ class Sorter {
       starts.swap(next);
       std::swap(from, to);
     }
-    const T* merged = from;
-
-    // Each PE's share, from the buckets that overlap it.
-    deliver_shares(
-        [&](int r) { return std::make_pair(bucket_start[static_cast<std::size_t>(r)], bucket_start[static_cast<std::size_t>(r) + 1]); },
-        merged, kShareTag, "internal: a share's part has the wrong size");
+    return from;
   }
 
   // ------------------------------------------------ the whole input split between nodes first
@@ -1868,6 +1875,14 @@ class Sorter {
   static constexpr int kNodeSplitMaxNodes = 8;
   static constexpr std::int64_t kNodeSplitTwoNodesPerPe = 2048;
   static constexpr int kNodePartTag = kTagBase + 9;
+  // The chunks sorted while the parts travel, the messages the parts travel in, and how many of
+  // them a PE that sorts as they arrive has posted at a time. In simulation (supermuc, p = 24
+  // and 128 at 32768 and 65536 per PE) 4096, 4096 and 2 did about as well as any of chunks of
+  // 2048-16384, messages of 2048-8192 and windows of 1-8 (docs/benchmarks.md, "The parts'
+  // transfer overlapped with the local sort").
+  static constexpr std::int64_t kPresortChunk = 4096;
+  static constexpr std::int64_t kPieceMessage = 4096;
+  static constexpr int kReceiveWindow = 2;
   static constexpr int kNodeShiftTag = kTagBase + 10;
   static constexpr std::uint64_t kNodeSplitSalt = 0x6e6f646573ULL;  // "nodes"
   // The root's nodes: runs of node_members() ranks, the last one possibly shorter.
@@ -2022,38 +2037,124 @@ class Sorter {
 
       clock_.to(kExchange);
       const int f = first_of(my_node);
+      const int q = first_of(my_node + 1) - f;
       const Layout inner = node_layout(my_node);
+      // This node's sort, on a range of the root whose messages travel on the root's channel. Its
+      // inputs are balanced (what node_layout gives), the input checked: no agreement.
+      LayerT node(layer_, layer_.root().split(f, first_of(my_node + 1) - 1));
+      Config alone = config_;
+      alone.verify = false;  // the whole result is verified below, if asked
+      Sorter child(node, type_, Less(), alone, stats_);
+      const bool by_samples = inner.n() > 0 && !child.whole_is_small(inner.n()) && child.sample_sorts(inner.n());
+      bool presort = false;  // decided once the pieces to receive are known
       std::vector<T> local(static_cast<std::size_t>(inner.cap(rank_ - f)));
       const std::int64_t keep = kept(my_node, rank_);
       copy_counted(local.data(), parts.data() + part_start[static_cast<std::size_t>(my_node)], keep);
-      drain([&](Pool& pool) {
+      std::vector<std::pair<std::int64_t, std::int64_t>> chunks;  // to sort, in arrival order
+      const auto arrived = [&](std::int64_t at, std::int64_t count) {
+        for (std::int64_t c = at; c < at + count; c += kPresortChunk) chunks.emplace_back(c, std::min(at + count, c + kPresortChunk));
+      };
+      {
+        // Pieces travel as messages of at most kPieceMessage elements. A PE that sorts what
+        // arrives receives them in turn from each piece, kReceiveWindow at a time: concurrent
+        // flows share a link fairly, so with every message posted at once all would arrive
+        // together at the end, with nothing sorted meanwhile.
+        struct Incoming {
+          int source;
+          std::int64_t at, count, posted;  // posted: of count, in messages
+        };
+        std::vector<Incoming> incoming;
+        std::function<void()> receive_next;  // outlives the pool, whose continuations call it
+        Pool pool;
         for (int i = 1; i <= nodes; ++i) {
           const int j = (my_node + i) % nodes;  // the other nodes first, this node last
           const T* next = parts.data() + part_start[static_cast<std::size_t>(j)] + kept(j, rank_);
           plan(j, [&](int source, int target, std::int64_t count, std::int64_t at) {
             if (source == rank_) {
-              layer_.isend(pool, layer_.root(), next, static_cast<int>(count), type_, target, kNodePartTag);
-              ++stats_.messages_sent;
+              for (std::int64_t sent = 0; sent < count; sent += kPieceMessage) {
+                const std::int64_t c = std::min(kPieceMessage, count - sent);
+                layer_.isend(pool, layer_.root(), next + sent, static_cast<int>(c), type_, target, kNodePartTag);
+                ++stats_.messages_sent;
+              }
               next += count;
             } else if (target == rank_) {
-              layer_.irecv(pool, layer_.root(), local.data() + at, static_cast<int>(count), type_, source, kNodePartTag,
-                           counted(count, "internal: a node's part has the wrong size"));
+              incoming.push_back(Incoming{source, at, count, 0});
             }
           });
         }
-      });
-      parts.release();
-
-      // This node's sort, on a range of the root whose messages travel on the root's channel.
-      clock_.to(kDone);
-      {
-        LayerT node(layer_, layer_.root().split(f, first_of(my_node + 1) - 1));
-        Config alone = config_;
-        alone.verify = false;  // the whole result is verified below, if asked
-        // Its inputs are balanced (what node_layout gives), the input checked: no agreement.
-        const int q = first_of(my_node + 1) - f;
-        Sorter(node, type_, Less(), alone, stats_).run(local, inner.n(), inner.start(rank_ - f), inner.start(q / 2));
+        // Where the node sorts by samples, which starts from a sorted input, and the pieces are
+        // large enough (4096 per piece on average), this PE sorts its input here in chunks
+        // while the parts travel: what it keeps first, each received message once it is in,
+        // the pool's progress between chunks (a payload's receive is posted when its envelope
+        // is taken in, so without it the transfer would wait for the sort). Smaller pieces make
+        // more runs to merge than the overlap saves (supermuc, p = 24 to 128 at 2048 to 8192
+        // per PE: 1.04-1.07x the time with every piece sorted on its own).
+        std::int64_t receiving = 0;
+        for (const Incoming& piece : incoming) receiving += piece.count;
+        presort = by_samples && !incoming.empty() &&
+                  receiving >= kPresortChunk * static_cast<std::int64_t>(incoming.size());
+        if (presort) arrived(0, keep);
+        struct Message {
+          int source;
+          std::int64_t at, count;
+        };
+        std::vector<Message> messages;
+        for (bool more = true; more;) {
+          more = false;
+          for (Incoming& piece : incoming) {
+            if (piece.posted == piece.count) continue;
+            const std::int64_t c = std::min(kPieceMessage, piece.count - piece.posted);
+            messages.push_back(Message{piece.source, piece.at + piece.posted, c});
+            piece.posted += c;
+            more = true;
+          }
+        }
+        std::size_t next_message = 0;
+        receive_next = [&]() {
+          if (next_message == messages.size()) return;
+          const Message message = messages[next_message++];
+          RecvDone check = counted(message.count, "internal: a node's part has the wrong size");
+          layer_.irecv(pool, layer_.root(), local.data() + message.at, static_cast<int>(message.count), type_,
+                       message.source, kNodePartTag, [&, message, check](int from, int got) {
+                         check(from, got);
+                         if (presort) {
+                           arrived(message.at, message.count);
+                           receive_next();
+                         }
+                       });
+        };
+        const std::size_t window = presort ? static_cast<std::size_t>(kReceiveWindow) : messages.size();
+        while (next_message < std::min(window, messages.size())) receive_next();
+        std::size_t sorted = 0;
+        while (!pool.empty() || sorted < chunks.size()) {
+          if (sorted == chunks.size()) {
+            pool.progress();
+          } else {
+            pool.poll();
+            const auto [b, e] = chunks[sorted++];
+            localsort::sort(local.data() + b, local.data() + e, less_);
+            cost::charge(cost::Kernel::sort, static_cast<std::size_t>(e - b));
+          }
+        }
       }
+      parts.release();
+      if (presort) {
+        clock_.to(kLocalSort);
+        std::vector<std::int64_t> starts{static_cast<std::int64_t>(local.size())};
+        std::int64_t covered = 0;
+        for (const auto& [b, e] : chunks) {
+          starts.push_back(b);
+          covered += e - b;
+        }
+        if (covered != static_cast<std::int64_t>(local.size())) throw Error("internal: a node's parts do not fill its input");
+        std::sort(starts.begin(), starts.end());
+        std::vector<T> spare(local.size());
+        if (merge_runs(local.data(), spare.data(), starts) != local.data()) local.swap(spare);
+        child.presorted_ = true;
+      }
+
+      clock_.to(kDone);
+      child.run(local, inner.n(), inner.start(rank_ - f), inner.start(q / 2));
 
       // Node j's result holds the global indices from node_start[j] on in its own layout's
       // shares: what lies in another PE's share moves there.
@@ -2154,6 +2255,7 @@ class Sorter {
   std::vector<Child> base_cases_;
   std::vector<std::unique_ptr<Small>> smalls_;
   bool whole_small_ = false;  // the whole input was one gathered base case
+  bool presorted_ = false;    // run's input is sorted (node_split_whole sorted it for sample_sort_whole)
   std::string broken_;  // why the comparator is known not to be a strict weak order
   std::uint64_t fingerprint_ = 0;  // of the input (verify)
 };
