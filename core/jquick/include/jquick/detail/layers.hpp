@@ -5,7 +5,9 @@
 //
 //   Comm                      a group communicator (value type)
 //   Pool                      the pending nonblocking operations of one PE; progress() blocks
-//                             until at least one completes and runs its continuation
+//                             until at least one completes and runs its continuation; poll()
+//                             (RBC layer) advances them once without blocking, for local work
+//                             between calls
 //   gather_merge, allgather_merge, bcast, scan_and_bcast, allgather, isend, irecv
 //                             start an operation in a Pool; the continuation runs on completion.
 //                             With `now` (the first level's collectives, which every member calls
