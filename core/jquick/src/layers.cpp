@@ -211,6 +211,10 @@ void MpiPool::progress() {
   check_mpi(MPI_Waitany(static_cast<int>(requests_.size()), requests_.data(), &index, &status),
             "MPI_Waitany");
   if (index == MPI_UNDEFINED) throw Error("internal: MPI pool has no active request");
+  run(index, status);
+}
+
+void MpiPool::run(int index, const MPI_Status& status) {
   --pending_;
   Callback callback = std::move(callbacks_[index]);
   if (callback) callback(status);
@@ -227,10 +231,7 @@ void MpiPool::poll() {
   MPI_Status status;
   check_mpi(MPI_Testany(static_cast<int>(requests_.size()), requests_.data(), &index, &flag, &status),
             "MPI_Testany");
-  if (!flag || index == MPI_UNDEFINED) return;
-  --pending_;
-  Callback callback = std::move(callbacks_[index]);
-  if (callback) callback(status);
+  if (flag && index != MPI_UNDEFINED) run(index, status);
 }
 
 // --------------------------------------------------------------------------------- RbcLayer

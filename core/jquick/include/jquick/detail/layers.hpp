@@ -48,6 +48,7 @@ class MpiPool {
 
  private:
   void compact();
+  void run(int index, const MPI_Status& status);  // the continuation of requests_[index]
 
   std::vector<MPI_Request> requests_;
   std::vector<Callback> callbacks_;

@@ -2059,9 +2059,9 @@ class Sorter {
         // arrives receives them in turn from each piece, kReceiveWindow at a time: concurrent
         // flows share a link fairly, so with every message posted at once all would arrive
         // together at the end, with nothing sorted meanwhile.
-        struct Incoming {
+        struct Incoming {  // a piece to receive, or one message of it
           int source;
-          std::int64_t at, count, posted;  // posted: of count, in messages
+          std::int64_t at, count;
         };
         std::vector<Incoming> incoming;
         std::function<void()> receive_next;  // outlives the pool, whose continuations call it
@@ -2078,7 +2078,7 @@ class Sorter {
               }
               next += count;
             } else if (target == rank_) {
-              incoming.push_back(Incoming{source, at, count, 0});
+              incoming.push_back(Incoming{source, at, count});
             }
           });
         }
@@ -2089,30 +2089,27 @@ class Sorter {
         // is taken in, so without it the transfer would wait for the sort). Smaller pieces make
         // more runs to merge than the overlap saves (supermuc, p = 24 to 128 at 2048 to 8192
         // per PE: 1.04-1.07x the time with every piece sorted on its own).
-        std::int64_t receiving = 0;
-        for (const Incoming& piece : incoming) receiving += piece.count;
+        std::int64_t receiving = 0, longest = 0;
+        for (const Incoming& piece : incoming) {
+          receiving += piece.count;
+          longest = std::max(longest, piece.count);
+        }
         presort = by_samples && !incoming.empty() &&
                   receiving >= kPresortChunk * static_cast<std::int64_t>(incoming.size());
         if (presort) arrived(0, keep);
-        struct Message {
-          int source;
-          std::int64_t at, count;
-        };
-        std::vector<Message> messages;
-        for (bool more = true; more;) {
-          more = false;
-          for (Incoming& piece : incoming) {
-            if (piece.posted == piece.count) continue;
-            const std::int64_t c = std::min(kPieceMessage, piece.count - piece.posted);
-            messages.push_back(Message{piece.source, piece.at + piece.posted, c});
-            piece.posted += c;
-            more = true;
+        // The pieces' messages in turn: every piece's first, then every piece's second, ...
+        std::vector<Incoming> messages;
+        for (std::int64_t offset = 0; offset < longest; offset += kPieceMessage) {
+          for (const Incoming& piece : incoming) {
+            if (offset < piece.count) {
+              messages.push_back(Incoming{piece.source, piece.at + offset, std::min(kPieceMessage, piece.count - offset)});
+            }
           }
         }
         std::size_t next_message = 0;
         receive_next = [&]() {
           if (next_message == messages.size()) return;
-          const Message message = messages[next_message++];
+          const Incoming message = messages[next_message++];
           RecvDone check = counted(message.count, "internal: a node's part has the wrong size");
           layer_.irecv(pool, layer_.root(), local.data() + message.at, static_cast<int>(message.count), type_,
                        message.source, kNodePartTag, [&, message, check](int from, int got) {
