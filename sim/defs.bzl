@@ -62,7 +62,7 @@ def mpi_smpi_binary(name, deps = [], plain_deps = [], copts = [], linkopts = [],
 
 def mpi_smpi_test(
         name,
-        srcs,
+        srcs = [],
         deps = [],
         plain_deps = [],
         copts = [],
@@ -74,7 +74,8 @@ def mpi_smpi_test(
         tags = [],
         timeout_seconds = 240,
         smpi_rendezvous = False,
-        smpi_pack = 0):
+        smpi_pack = 0,
+        binary = None):
     """Builds the program for both backends and runs it at every listed rank count.
 
     Tests are named `<name>_mpi_np<N>` and `<name>_smpi_np<N>`; the test_suite `<name>` holds them all.
@@ -84,8 +85,12 @@ def mpi_smpi_test(
     2 ranks are also tagged `mpi_oversubscribed`: more ranks than the 2-core reference machine
     has cores. Open MPI yields the core while it waits there; MPICH busy-polls, so each message
     hop costs a scheduler time slice (milliseconds) and such runs take minutes instead of seconds.
+    `binary` = the name of another mpi_smpi_test runs that test's programs instead of building
+    `srcs` again (other arguments, rank counts or packing; no compile of its own).
     """
-    mpi_smpi_binary(name = name, srcs = srcs, deps = deps, plain_deps = plain_deps, copts = copts, testonly = True)
+    program = binary or name
+    if not binary:
+        mpi_smpi_binary(name = name, srcs = srcs, deps = deps, plain_deps = plain_deps, copts = copts, testonly = True)
     tests = []
     for backend, counts in [("mpi", mpi_np), ("smpi", smpi_np)]:
         for np in counts:
@@ -104,9 +109,9 @@ def mpi_smpi_test(
                     "$(location %s)" % smpi_platform,
                 ] + (["--rendezvous"] if smpi_rendezvous and backend == "smpi" else []) +
                 (["--pack", str(smpi_pack)] if smpi_pack and backend == "smpi" else []) + [
-                    "$(location :%s_%s)" % (name, backend),
+                    "$(location :%s_%s)" % (program, backend),
                 ] + args,
-                data = [":%s_%s" % (name, backend), smpi_platform] +
+                data = [":%s_%s" % (program, backend), smpi_platform] +
                        (["//sim:mpi_launcher.env"] if backend == "mpi" else []),
                 size = size,
                 tags = tags + [backend] + (["mpi_oversubscribed"] if backend == "mpi" and np > 2 else []),
