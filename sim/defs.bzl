@@ -88,6 +88,8 @@ def mpi_smpi_test(
     `binary` = the name of another mpi_smpi_test runs that test's programs instead of building
     `srcs` again (other arguments, rank counts or packing; no compile of its own).
     """
+    if binary and (srcs or deps or plain_deps or copts):
+        fail("mpi_smpi_test %s: `binary` runs %s's programs; srcs, deps, plain_deps and copts belong to that test" % (name, binary))
     program = binary or name
     if not binary:
         mpi_smpi_binary(name = name, srcs = srcs, deps = deps, plain_deps = plain_deps, copts = copts, testonly = True)
