@@ -7,12 +7,14 @@
 
 namespace rbc::detail {
 
-// The radix of a broadcast's tree for a message of `bytes` on p ranks: 4 below 4 KiB on 8 to
-// 16 ranks, where latency, not size, is the cost and two levels beat four; 2 (binomial)
-// otherwise. Open MPI 4.1 takes its 4-nomial tree there too; on the real 16-core node RBC's
-// binomial tree took 1.4-1.5x Open MPI's time (8 B-1 KiB, 16 ranks), in the calibrated
-// simulation of that node the 4-nomial tree takes 1.00-1.02x (docs/benchmarks.md).
-inline int bcast_radix(long long bytes, int p) { return bytes < 4096 && p >= 8 && p <= 16 ? 4 : 2; }
+// The radix of a broadcast's tree for a message of `bytes` on p ranks: 4 below 4 KiB on 8 or
+// more ranks, where latency, not size, is the cost and half the levels beat one send per level
+// (a send's own cost is a fraction of a message's latency); 2 (binomial) otherwise. Open MPI 4.1
+// takes its 4-nomial tree there too; on the real 16-core node RBC's binomial tree took 1.4-1.5x
+// Open MPI's time (8 B-1 KiB, 16 ranks), in the calibrated simulation of that node the 4-nomial
+// tree takes 1.00-1.02x; on a split of 24 to 256 simulated ranks (supermuc, juqueen) 0.74-0.98x
+// the binomial tree's time at one and 64 doubles (docs/benchmarks.md).
+inline int bcast_radix(long long bytes, int p) { return bytes < 4096 && p >= 8 ? 4 : 2; }
 
 // Tree broadcast: receive from the parent, then send to the children, largest subtree first.
 // Large messages go to one child after the other: sent at once they would share the sender's
