@@ -1973,6 +1973,14 @@ class AllgathermFold final : public MergingAllgather {
 // round k rank r signals and waits for r ^ 2^k. Dissemination needs no fold, but its partners
 // r + 2^k cross node and switch boundaries in every round, where the butterfly's nearest partners
 // stay on the node for the first rounds (simulated supermuc, 1024 ranks: 25.8 against 13.5 us).
+// Whether a barrier on p ranks disseminates (round k: send to rank + 2^k, receive from rank -
+// 2^k, mod p; ceil(log2 p) rounds) rather than runs the butterfly, whose fold costs p not a
+// power of two two rounds more (floor(log2 p) + 2): on one node only, where every round costs
+// alike. Across nodes most of the dissemination's rounds cross a boundary, where the
+// butterfly's first rounds stay on the node (simulated, supermuc: 24 ranks on two nodes 5.3 ->
+// 8.1 us; 7 ranks on one 3.0 -> 2.5 us, docs/benchmarks.md).
+bool disseminates(int p, bool one_node) { return one_node && p > 2 && (p & (p - 1)) != 0; }
+
 class Barrier final : public Collective {
  public:
   explicit Barrier(const RangeComm& comm) : Collective(comm, detail::Kind::barrier, -1, 0) {}
@@ -1980,6 +1988,17 @@ class Barrier final : public Collective {
  private:
   void step() override {
     const int me = comm().rank();
+    const int p = comm().size();
+    if (disseminate_) {
+      if (distance_ >= p) {
+        finish();
+        return;
+      }
+      send(&token_, 0, MPI_BYTE, (me + distance_) % p, detail::kForward);
+      receive(&incoming_, 0, MPI_BYTE, (me - distance_ + p) % p, detail::kForward);
+      distance_ *= 2;
+      return;
+    }
     if (state_++ == 0) {
       if (fly_.folded_in()) {
         send(&token_, 0, MPI_BYTE, me + 1, detail::kUp);
@@ -2003,6 +2022,8 @@ class Barrier final : public Collective {
   }
 
   Butterfly fly_{comm().size(), comm().rank(), detail::CommAccess::node_bits(comm())};
+  bool disseminate_ = disseminates(comm().size(), comm().on_one_node());
+  int distance_ = 1;  // of the next dissemination round
   char token_ = 0;
   char incoming_ = 0;
 };
@@ -2709,9 +2730,17 @@ void direct_barrier(const RangeComm& comm) {
   using detail::CommAccess;
   detail::Direct run(comm);
   const int me = CommAccess::rank(comm);
-  Butterfly fly(CommAccess::size(comm), me, CommAccess::node_bits(comm));
+  const int p = CommAccess::size(comm);
   char token = 0;
   char incoming = 0;
+  if (disseminates(p, comm.on_one_node())) {
+    for (int d = 1; d < p; d *= 2) {
+      run.sendrecv(&token, 0, CommAccess::mpi_rank(comm, (me + d) % p), &incoming, 0,
+                   CommAccess::mpi_rank(comm, (me - d + p) % p), MPI_BYTE, detail::kForward);
+    }
+    return;
+  }
+  Butterfly fly(p, me, CommAccess::node_bits(comm));
   if (fly.folded_in()) {
     run.send(&token, 0, MPI_BYTE, CommAccess::mpi_rank(comm, me + 1), detail::kUp);
     run.receive(&incoming, 0, MPI_BYTE, CommAccess::mpi_rank(comm, me + 1), detail::kDown);
@@ -2775,7 +2804,7 @@ std::string algorithm(const std::string& collective, int count, MPI_Datatype typ
     return "binomial tree gather + broadcast";
   }
   if (collective == "allgatherm") return "halves (ceil(log2 p) rounds), merging";
-  if (collective == "barrier") return "recursive doubling";
+  if (collective == "barrier") return disseminates(p, one_node) ? "dissemination" : "recursive doubling";
   if (collective == "bcast" && scatter_bcast(type, count, p)) {
     return std::string("binomial scatter + ") + (pow2_floor(p) == p ? "recursive doubling" : "ring") + " allgather";
   }
