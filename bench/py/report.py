@@ -611,7 +611,8 @@ def section_collectives(d, plot, draw):
                         total += 1
                         met += r <= COLLECTIVE_LIMIT
                         verdict = "met" if r <= COLLECTIVE_LIMIT else "not met"
-                    algorithm = next((x.get("algorithm", "") for x in sub.select(implementation="rbc", **want)), "")
+                    # The last record's, as for the times: later files replace earlier records.
+                    algorithm = ([x.get("algorithm", "") for x in sub.select(implementation="rbc", **want)] or [""])[-1]
                     algorithm = algorithm[len("rbc "):] if algorithm.startswith("rbc ") else algorithm
                     rows.append([op, fmt_p(p), n, algorithm, fmt_time(rbc), fmt_time(mpi), fmt_ratio(r), verdict])
         if comm == "split":

@@ -125,6 +125,19 @@ class RoundsAndFilters(unittest.TestCase):
         self.assertIn("| 4 | 16 | 1 s | 4 | 2 s | 0.50x | met (<= 1.0) |", text)
         self.assertIn("left out: build = old", text)
 
+    def test_a_later_record_gives_the_point_its_time_and_its_algorithm(self):
+        def coll(impl, algorithm, seconds):
+            return {"benchmark": "collectives", "backend": "smpi", "platform": "a",
+                    "platform_params": {"name": "a", "topology": "a", "cores_per_node": 16}, "rev": "test",
+                    "p": 24, "variant": "bcast", "implementation": impl, "algorithm": algorithm, "n": 1,
+                    "median_s": seconds, "min_s": seconds, "max_s": seconds, "warmup": 0, "repetitions": 1,
+                    "calibration": "pa"}
+        recs = [coll("rbc", "rbc binomial tree", 3e-6), coll("mpi", "library default", 2e-6),
+                coll("rbc", "rbc 4-nomial tree", 2.2e-6), coll("mpi", "library default", 2e-6)]
+        text = self.generate(recs)
+        self.assertIn("| bcast | 24 | 1 | 4-nomial tree | 2.2 us | 2 us | 1.10x | met |", text)
+        self.assertNotIn("binomial tree", text)
+
     def test_a_profile_named_calibration_profile_groups_as_calibration(self):
         recs = [sort_record("a", "pa", "jquick_rbc", 4, 16, 1.0), sort_record("a", "pa", "hypercube_rbc", 4, 16, 2.0)]
         for r in recs:
