@@ -13,7 +13,9 @@ namespace rbc::detail {
 // takes its 4-nomial tree there too; on the real 16-core node RBC's binomial tree took 1.4-1.5x
 // Open MPI's time (8 B-1 KiB, 16 ranks), in the calibrated simulation of that node the 4-nomial
 // tree takes 1.00-1.02x; on a split of 24 to 256 simulated ranks (supermuc, juqueen) 0.74-0.98x
-// the binomial tree's time at one and 64 doubles (docs/benchmarks.md).
+// the binomial tree's time at one and 64 doubles. The price is the root's sends (1.5 log2 p
+// against log2 p): ten broadcasts back to back from one root take 1.12-1.24x (docs/benchmarks.md,
+// "A 4-nomial broadcast beyond one node").
 inline int bcast_radix(long long bytes, int p) { return bytes < 4096 && p >= 8 ? 4 : 2; }
 
 // Tree broadcast: receive from the parent, then send to the children, largest subtree first.
