@@ -1969,17 +1969,14 @@ class AllgathermFold final : public MergingAllgather {
   Butterfly fly_{comm().size(), comm().rank()};
 };
 
-// Barrier on the butterfly (recursive doubling, with the fold for p not a power of two): in
-// round k rank r signals and waits for r ^ 2^k. Dissemination needs no fold, but its partners
-// r + 2^k cross node and switch boundaries in every round, where the butterfly's nearest partners
-// stay on the node for the first rounds (simulated supermuc, 1024 ranks: 25.8 against 13.5 us).
-// Whether a barrier on p ranks disseminates (round k: send to rank + 2^k, receive from rank -
-// 2^k, mod p; ceil(log2 p) rounds) rather than runs the butterfly, whose fold costs p not a
-// power of two two rounds more (floor(log2 p) + 2): on one node only, where every round costs
-// alike. Across nodes most of the dissemination's rounds cross a boundary, where the
-// butterfly's first rounds stay on the node (simulated, supermuc: 24 ranks on two nodes 5.3 ->
-// 8.1 us; 7 ranks on one 3.0 -> 2.5 us, docs/benchmarks.md).
-bool disseminates(int p, bool one_node) { return one_node && p > 2 && (p & (p - 1)) != 0; }
+// Whether a barrier on p ranks disseminates (round k: rank r signals r + 2^k and waits for
+// r - 2^k, mod p; ceil(log2 p) rounds) rather than runs the butterfly (round k: r ^ 2^k), whose
+// fold costs p not a power of two two rounds more (floor(log2 p) + 2). On one node only, where
+// every round costs alike: across nodes the dissemination's partners cross node and switch
+// boundaries in every round, where the butterfly's nearest partners stay on the node for the
+// first rounds (simulated supermuc: 1024 ranks 25.8 against 13.5 us, 24 ranks on two nodes 8.1
+// against 5.3; 7 ranks on one node 2.5 against 3.0, docs/benchmarks.md).
+bool disseminates(int p, bool one_node) { return one_node && p > 2 && pow2_floor(p) != p; }
 
 class Barrier final : public Collective {
  public:
@@ -1994,8 +1991,8 @@ class Barrier final : public Collective {
         finish();
         return;
       }
-      send(&token_, 0, MPI_BYTE, (me + distance_) % p, detail::kForward);
-      receive(&incoming_, 0, MPI_BYTE, (me - distance_ + p) % p, detail::kForward);
+      send(&token_, 0, MPI_BYTE, static_cast<int>((me + distance_) % p), detail::kForward);
+      receive(&incoming_, 0, MPI_BYTE, static_cast<int>((me - distance_ + p) % p), detail::kForward);
       distance_ *= 2;
       return;
     }
@@ -2023,7 +2020,7 @@ class Barrier final : public Collective {
 
   Butterfly fly_{comm().size(), comm().rank(), detail::CommAccess::node_bits(comm())};
   bool disseminate_ = disseminates(comm().size(), comm().on_one_node());
-  int distance_ = 1;  // of the next dissemination round
+  long long distance_ = 1;  // of the next dissemination round (doubling past p, so no int overflow)
   char token_ = 0;
   char incoming_ = 0;
 };
@@ -2734,9 +2731,9 @@ void direct_barrier(const RangeComm& comm) {
   char token = 0;
   char incoming = 0;
   if (disseminates(p, comm.on_one_node())) {
-    for (int d = 1; d < p; d *= 2) {
-      run.sendrecv(&token, 0, CommAccess::mpi_rank(comm, (me + d) % p), &incoming, 0,
-                   CommAccess::mpi_rank(comm, (me - d + p) % p), MPI_BYTE, detail::kForward);
+    for (long long d = 1; d < p; d *= 2) {
+      run.sendrecv(&token, 0, CommAccess::mpi_rank(comm, static_cast<int>((me + d) % p)), &incoming, 0,
+                   CommAccess::mpi_rank(comm, static_cast<int>((me - d + p) % p)), MPI_BYTE, detail::kForward);
     }
     return;
   }
