@@ -5,18 +5,41 @@
 #include "collective.hpp"
 #include "tree.hpp"
 
+#include <variant>
+
 namespace rbc::detail {
 
-// The radix of a broadcast's tree for a message of `bytes` on p ranks: 4 below 4 KiB on 8 or
-// more ranks, where latency, not size, is the cost and half the levels beat one send per level
-// (a send's own cost is a fraction of a message's latency); 2 (binomial) otherwise. Open MPI 4.1
-// takes its 4-nomial tree there too; on the real 16-core node RBC's binomial tree took 1.4-1.5x
-// Open MPI's time (8 B-1 KiB, 16 ranks), in the calibrated simulation of that node the 4-nomial
-// tree takes 1.00-1.02x; on a split of 24 to 256 simulated ranks (supermuc, juqueen) 0.74-0.98x
-// the binomial tree's time at one and 64 doubles. The price is the root's sends (1.5 log2 p
-// against log2 p): ten broadcasts back to back from one root take 1.12-1.24x (docs/benchmarks.md,
-// "A 4-nomial broadcast beyond one node").
-inline int bcast_radix(long long bytes, int p) { return bytes < 4096 && p >= 8 ? 4 : 2; }
+// Whether a broadcast of `bytes` on p ranks takes the latency tree (tree.hpp, a send costing a
+// third of a hop): below 4 KiB on 8 or more ranks, where latency, not size, is the cost; else the
+// binomial tree. On a split of 16 to 256 simulated ranks (supermuc, juqueen; one and 64 doubles)
+// it took 0.72-1.00x the 4-nomial tree's time, which took 0.74-0.98x the binomial tree's, and
+// 0.85-1.18x the library's (binomial) against the 4-nomial's 0.87-1.33x; delays of 2 and 4 did
+// worse on one profile or the other (docs/benchmarks.md, "A latency tree for short broadcasts").
+// The price is the root's sends (6 on 16 ranks, 12 on 256, as the 4-nomial tree's, against
+// log2 p): broadcasts back to back from one root queue behind them.
+inline bool bcast_latency_tree(long long bytes, int p) { return bytes < 4096 && p >= 8; }
+inline constexpr int kBcastDelay = 3;
+
+// A broadcast's tree, either kind. Children in ascending order, the last one's subtree the largest.
+class BcastTree {
+ public:
+  BcastTree(long long bytes, int p, int root, int rank) : tree_(make(bytes, p, root, rank)) {}
+
+  bool is_root() const { return std::visit([](const auto& t) { return t.is_root(); }, tree_); }
+  int parent() const { return std::visit([](const auto& t) { return t.parent(); }, tree_); }
+  int absolute(int r) const { return std::visit([r](const auto& t) { return t.absolute(r); }, tree_); }
+  std::size_t child_count() const { return std::visit([](const auto& t) { return t.children().size(); }, tree_); }
+  int child(std::size_t i) const { return std::visit([i](const auto& t) { return t.children()[i]; }, tree_); }
+
+ private:
+  using Tree = std::variant<BinomialTree, LatencyTree>;
+  static Tree make(long long bytes, int p, int root, int rank) {
+    if (bcast_latency_tree(bytes, p)) return Tree(std::in_place_type<LatencyTree>, p, root, rank, kBcastDelay);
+    return Tree(std::in_place_type<BinomialTree>, p, root, rank);
+  }
+
+  Tree tree_;
+};
 
 // Tree broadcast: receive from the parent, then send to the children, largest subtree first.
 // Large messages go to one child after the other: sent at once they would share the sender's
@@ -29,7 +52,7 @@ class Bcast : public Collective {
         count_(count),
         type_(type),
         bytes_(static_cast<long long>(TypeInfo(type).size) * count),
-        tree_(CommAccess::size(comm), root, CommAccess::rank(comm), bcast_radix(bytes_, CommAccess::size(comm))) {
+        tree_(bytes_, CommAccess::size(comm), root, CommAccess::rank(comm)) {
     sends_along_tree();
   }
 
@@ -42,12 +65,12 @@ class Bcast : public Collective {
       if (!tree_.is_root()) receive(buf_, count_, type_, tree_.absolute(tree_.parent()), kDown);
       return;
     }
-    const auto& children = tree_.children();
+    const std::size_t children = tree_.child_count();
     const std::size_t sent = static_cast<std::size_t>(state_ - 1);
-    if (sent < children.size()) {
-      const std::size_t batch = bytes_ >= kOneAtATimeBytes ? 1 : children.size() - sent;
+    if (sent < children) {
+      const std::size_t batch = bytes_ >= kOneAtATimeBytes ? 1 : children - sent;
       for (std::size_t i = sent; i < sent + batch; ++i) {
-        send(buf_, count_, type_, tree_.absolute(children[children.size() - 1 - i]), kDown);
+        send(buf_, count_, type_, tree_.absolute(tree_.child(children - 1 - i)), kDown);
       }
       state_ += static_cast<int>(batch);
       return;
@@ -59,7 +82,7 @@ class Bcast : public Collective {
   int count_;
   MPI_Datatype type_;
   long long bytes_;  // the message's; declared before tree_, whose radix depends on it
-  KnomialTree tree_;
+  BcastTree tree_;
 };
 
 }  // namespace rbc::detail

@@ -2062,13 +2062,12 @@ void direct_bcast(void* buf, int count, MPI_Datatype type, int root, const Range
   using detail::CommAccess;
   detail::Direct run(comm);
   const int p = CommAccess::size(comm);
-  const detail::KnomialTree tree(p, root, CommAccess::rank(comm), detail::bcast_radix(vector_bytes(type, count), p));
+  const detail::BcastTree tree(vector_bytes(type, count), p, root, CommAccess::rank(comm));
   if (!tree.is_root()) {
     run.receive(buf, count, type, CommAccess::mpi_rank(comm, tree.absolute(tree.parent())), detail::kDown);
   }
-  const auto& children = tree.children();
-  for (auto c = children.rbegin(); c != children.rend(); ++c) {
-    run.send(buf, count, type, CommAccess::mpi_rank(comm, tree.absolute(*c)), detail::kDown);
+  for (std::size_t i = tree.child_count(); i-- > 0;) {
+    run.send(buf, count, type, CommAccess::mpi_rank(comm, tree.absolute(tree.child(i))), detail::kDown);
   }
 }
 
@@ -2806,9 +2805,7 @@ std::string algorithm(const std::string& collective, int count, MPI_Datatype typ
     return std::string("binomial scatter + ") + (pow2_floor(p) == p ? "recursive doubling" : "ring") + " allgather";
   }
   if (collective == "reduce" && reduce_halving(type, count, p)) return "recursive halving + binomial gather (Rabenseifner)";
-  if (collective == "bcast" && detail::bcast_radix(vector_bytes(type, count), p) == 4) {
-    return "4-nomial tree";
-  }
+  if (collective == "bcast" && detail::bcast_latency_tree(vector_bytes(type, count), p)) return "latency tree";
   if (collective == "bcast" || collective == "reduce" || collective == "gather" || collective == "gatherv" ||
       collective == "gatherm") {
     return "binomial tree";

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <iterator>
@@ -11,6 +12,7 @@ namespace rbc::detail {
 template <std::size_t N>
 class TreeChildren {
  public:
+  static constexpr std::size_t kCapacity = N;
   void push_back(int v) { v_[n_++] = v; }
   std::size_t size() const { return n_; }
   bool empty() const { return n_ == 0; }
@@ -60,37 +62,83 @@ class BinomialTree {
   Children children_;
 };
 
-// k-nomial tree over relative ranks 0..p-1 (radix k >= 2; k = 2 is the binomial tree above).
-// Node v's parent is v with its lowest non-zero base-k digit cleared; its children are
-// v + j k^i (j = 1..k-1) for every digit i below that one. Node v + j k^i's subtree is the
-// contiguous block [v + j k^i, v + (j + 1) k^i). A larger radix makes the tree shallower (two
-// levels instead of four on 16 ranks at k = 4) at k - 1 sends per level and node.
-class KnomialTree {
+// A tree whose broadcast finishes soonest when a message reaches its receiver `delay` sends
+// after it is sent (a send's own cost is one unit, a message's latency and receive delay - 1
+// more): node v informed at step t sends at t, t + 1, ..., and what it sends at step t reaches
+// a node that sends from t + delay on. With N(T) the most nodes a root informs in T steps
+// (N(T) = 1 below `delay`, N(T - 1) + N(T - delay) from there), a node owning a block of n
+// ranks in T = min{T : N(T) >= n} steps gives the block's last min(N(T - delay), n - 1) ranks
+// to its first child and goes on with the rest: every subtree is a contiguous block, the first
+// child's the largest. Each node computes its place from the root down, in O(depth + children)
+// steps.
+class LatencyTree {
  public:
-  using Children = TreeChildren<64>;  // (k - 1) per digit: 31 at k = 2, 48 at k = 4; k <= 6 fits
+  using Children = TreeChildren<96>;
 
-  KnomialTree(int p, int root, int rank, int radix) : p_(p), root_(root), v_((rank - root + p) % p) {
-    long long digit = 1;
-    while (digit < p_ && (v_ == 0 || v_ % (digit * radix) == 0)) {
-      for (int j = 1; j < radix && v_ + j * digit < p_; ++j) children_.push_back(static_cast<int>(v_ + j * digit));
-      digit *= radix;
+  LatencyTree(int p, int root, int rank, int delay) : p_(p), root_(root), delay_(delay) {
+    const int v = static_cast<int>((static_cast<long long>(rank) - root + p) % p);
+    int owner = 0;
+    int n = p;
+    while (true) {
+      if (owner == v) {
+        int remaining = n;
+        int high[Children::kCapacity];
+        std::size_t count = 0;
+        while (remaining > 1) {
+          const int b = first_child(remaining);
+          high[count++] = owner + (remaining - b);
+          remaining -= b;
+        }
+        while (count > 0) children_.push_back(high[--count]);
+        return;
+      }
+      // Follow v down: it lies in one of the owner's children's blocks.
+      int remaining = n;
+      while (true) {
+        const int b = first_child(remaining);
+        const int start = owner + (remaining - b);
+        if (v >= start) {
+          parent_ = owner;
+          owner = start;
+          n = b;
+          break;
+        }
+        remaining -= b;
+      }
     }
-    parent_ = v_ == 0 ? -1 : static_cast<int>(v_ - v_ % (digit * radix));
   }
 
-  bool is_root() const { return v_ == 0; }
-  // Relative rank of the parent; -1 at the root.
+  bool is_root() const { return parent_ < 0; }
   int parent() const { return parent_; }
-  // Children (relative ranks) by digit, lowest first; within a digit in ascending order.
+  // Children (relative ranks) in ascending order: the last one's block is the largest.
   const Children& children() const { return children_; }
-  int absolute(int r) const { return (r + root_) % p_; }
+  int absolute(int r) const { return static_cast<int>((static_cast<long long>(r) + root_) % p_); }
 
  private:
+  // The block size of the first child of a node owning n >= 2 ranks.
+  int first_child(int n) {
+    int t = 0;
+    while (reach(t) < n) ++t;
+    return static_cast<int>(std::min<long long>(reach(t - delay_), n - 1));
+  }
+  // N(t), memoized (it outgrows any int p within kSteps steps for delay <= 4).
+  long long reach(int t) {
+    if (t < 0) return 0;
+    while (known_ <= t) {
+      reach_[known_] = known_ < delay_ ? 1 : reach_[known_ - 1] + reach_[known_ - delay_];
+      ++known_;
+    }
+    return reach_[t];
+  }
+
+  static constexpr int kSteps = 96;
   int p_;
   int root_;
-  int v_;
+  int delay_;
   int parent_ = -1;
   Children children_;
+  std::array<long long, kSteps> reach_{};
+  int known_ = 0;
 };
 
 }  // namespace rbc::detail

@@ -945,16 +945,16 @@ int main(int argc, char** argv) {
     check.equal(rbc::algorithm("reduce", 16384, MPI_DOUBLE, 8),
                 std::string("recursive halving + binomial gather (Rabenseifner)"), "reduce, 128 KiB, 8 ranks");
     check.equal(rbc::algorithm("reduce", 1 << 20, MPI_DOUBLE, 2), std::string("binomial tree"), "reduce, 2 ranks");
-    check.equal(rbc::algorithm("bcast", 1, MPI_DOUBLE, 16), std::string("4-nomial tree"), "bcast, 8 B, 16 ranks");
-    check.equal(rbc::algorithm("bcast", 511, MPI_DOUBLE, 8), std::string("4-nomial tree"), "bcast, 4088 B, 8 ranks");
+    check.equal(rbc::algorithm("bcast", 1, MPI_DOUBLE, 16), std::string("latency tree"), "bcast, 8 B, 16 ranks");
+    check.equal(rbc::algorithm("bcast", 511, MPI_DOUBLE, 8), std::string("latency tree"), "bcast, 4088 B, 8 ranks");
     check.equal(rbc::algorithm("bcast", 512, MPI_DOUBLE, 8), std::string("binomial tree"), "bcast, 4 KiB, 8 ranks");
     check.equal(rbc::algorithm("bcast", 1, MPI_DOUBLE, 7), std::string("binomial tree"), "bcast, 8 B, 7 ranks");
-    check.equal(rbc::algorithm("bcast", 1, MPI_DOUBLE, 17), std::string("4-nomial tree"), "bcast, 8 B, 17 ranks");
+    check.equal(rbc::algorithm("bcast", 1, MPI_DOUBLE, 17), std::string("latency tree"), "bcast, 8 B, 17 ranks");
     check.equal(rbc::algorithm("barrier", 0, MPI_BYTE, 7, true), std::string("dissemination"), "barrier, 7 ranks, one node");
     check.equal(rbc::algorithm("barrier", 0, MPI_BYTE, 7), std::string("recursive doubling"), "barrier, 7 ranks");
     check.equal(rbc::algorithm("barrier", 0, MPI_BYTE, 8, true), std::string("recursive doubling"), "barrier, 8 ranks, one node");
     check.equal(rbc::algorithm("barrier", 0, MPI_BYTE, 2, true), std::string("recursive doubling"), "barrier, 2 ranks, one node");
-    check.equal(rbc::algorithm("bcast", 511, MPI_DOUBLE, 32768), std::string("4-nomial tree"), "bcast, 4088 B, 2^15 ranks");
+    check.equal(rbc::algorithm("bcast", 511, MPI_DOUBLE, 32768), std::string("latency tree"), "bcast, 4088 B, 2^15 ranks");
     check.equal(rbc::algorithm("bcast", 512, MPI_DOUBLE, 100), std::string("binomial tree"), "bcast, 4 KiB, 100 ranks");
     check.equal(rbc::algorithm("bcast", 65535, MPI_DOUBLE, 16), std::string("binomial tree"), "bcast, 16 ranks");
     check.equal(rbc::algorithm("bcast", 65536, MPI_DOUBLE, 16),
