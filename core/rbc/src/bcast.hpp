@@ -12,7 +12,7 @@ namespace rbc::detail {
 // Whether a broadcast of `bytes` on p ranks takes the latency tree (tree.hpp, a send costing a
 // third of a hop): below 4 KiB on 8 or more ranks, where latency, not size, is the cost; else the
 // binomial tree. On a split of 16 to 256 simulated ranks (supermuc, juqueen; one and 64 doubles)
-// it took 0.72-1.00x the 4-nomial tree's time, which took 0.74-0.98x the binomial tree's, and
+// it took 0.80-1.06x the 4-nomial tree's time, which took 0.74-0.98x the binomial tree's, and
 // 0.85-1.18x the library's (binomial) against the 4-nomial's 0.87-1.33x; delays of 2 and 4 did
 // worse on one profile or the other (docs/benchmarks.md, "A latency tree for short broadcasts").
 // The price is the root's sends (6 on 16 ranks, 12 on 256, as the 4-nomial tree's, against
