@@ -19,6 +19,7 @@ namespace rbc::detail {
 // log2 p): broadcasts back to back from one root queue behind them.
 inline bool bcast_latency_tree(long long bytes, int p) { return bytes < 4096 && p >= 8; }
 inline constexpr int kBcastDelay = 3;
+static_assert(kBcastDelay >= 1 && kBcastDelay <= 4, "LatencyTree takes delays 1 to 4");
 
 // A broadcast's tree, either kind. Children in ascending order, the last one's subtree the largest.
 class BcastTree {
@@ -81,7 +82,7 @@ class Bcast : public Collective {
   void* buf_;
   int count_;
   MPI_Datatype type_;
-  long long bytes_;  // the message's; declared before tree_, whose radix depends on it
+  long long bytes_;  // the message's; declared before tree_, whose kind depends on it
   BcastTree tree_;
 };
 

@@ -69,8 +69,8 @@ class BinomialTree {
 // (N(T) = 1 below `delay`, N(T - 1) + N(T - delay) from there), a node owning a block of n
 // ranks in T = min{T : N(T) >= n} steps gives the block's last min(N(T - delay), n - 1) ranks
 // to its first child and goes on with the rest: every subtree is a contiguous block, the first
-// child's the largest. Each node computes its place from the root down, in O(depth + children)
-// steps.
+// child's the largest. Each node computes its place from the root down; T only falls on the way,
+// so that takes O(T + children) steps. `delay` is 1 to 4 (kSteps bounds T for an int p there).
 class LatencyTree {
  public:
   using Children = TreeChildren<96>;
@@ -79,13 +79,15 @@ class LatencyTree {
     const int v = static_cast<int>((static_cast<long long>(rank) - root + p) % p);
     int owner = 0;
     int n = p;
+    int t = 0;
+    while (reach(t) < n) ++t;
     while (true) {
       if (owner == v) {
         int remaining = n;
         int high[Children::kCapacity];
         std::size_t count = 0;
         while (remaining > 1) {
-          const int b = first_child(remaining);
+          const int b = first_child(remaining, t);
           high[count++] = owner + (remaining - b);
           remaining -= b;
         }
@@ -95,7 +97,7 @@ class LatencyTree {
       // Follow v down: it lies in one of the owner's children's blocks.
       int remaining = n;
       while (true) {
-        const int b = first_child(remaining);
+        const int b = first_child(remaining, t);
         const int start = owner + (remaining - b);
         if (v >= start) {
           parent_ = owner;
@@ -115,10 +117,10 @@ class LatencyTree {
   int absolute(int r) const { return static_cast<int>((static_cast<long long>(r) + root_) % p_); }
 
  private:
-  // The block size of the first child of a node owning n >= 2 ranks.
-  int first_child(int n) {
-    int t = 0;
-    while (reach(t) < n) ++t;
+  // The block size of the first child of a node owning n >= 2 ranks; `t`, at least
+  // min{T : N(T) >= n} on entry, is lowered to it.
+  int first_child(int n, int& t) {
+    while (t > 0 && reach(t - 1) >= n) --t;
     return static_cast<int>(std::min<long long>(reach(t - delay_), n - 1));
   }
   // N(t), memoized (it outgrows any int p within kSteps steps for delay <= 4).
@@ -137,7 +139,7 @@ class LatencyTree {
   int delay_;
   int parent_ = -1;
   Children children_;
-  std::array<long long, kSteps> reach_{};
+  std::array<long long, kSteps> reach_;  // the first known_ are set
   int known_ = 0;
 };
 
