@@ -55,17 +55,6 @@ struct Args {
   }
 };
 
-std::uint64_t mix(std::uint64_t a, std::uint64_t b = 0, std::uint64_t c = 0) {
-  std::uint64_t x = 0x243F6A8885A308D3ull;
-  for (std::uint64_t v : {a, b, c}) {
-    x ^= v + 0x9E3779B97F4A7C15ull + (x << 6) + (x >> 2);
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    x ^= x >> 31;
-  }
-  return x;
-}
-
 [[noreturn]] void bad_scenario(const std::string& why) {
   std::fprintf(stderr, "bad scenario: %s\n", why.c_str());
   std::fflush(stderr);
@@ -228,6 +217,17 @@ int freed(const Args& a) {
 }
 
 #ifndef MISUSE_NO_JQUICK
+std::uint64_t mix(std::uint64_t a, std::uint64_t b = 0, std::uint64_t c = 0) {
+  std::uint64_t x = 0x243F6A8885A308D3ull;
+  for (std::uint64_t v : {a, b, c}) {
+    x ^= v + 0x9E3779B97F4A7C15ull + (x << 6) + (x >> 2);
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    x ^= x >> 31;
+  }
+  return x;
+}
+
 struct LessEqual {
   bool operator()(long long x, long long y) const { return x <= y; }
 };
